@@ -1,0 +1,53 @@
+# Thin wrappers; the real work is in scripts/ and CMake.
+MODEL ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
+PROMPT ?= What is the capital of France? Answer in one sentence.
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup models build build-asan demo test test-unit test-asan test-e2e bench golden clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+models: setup
+	@scripts/fetch-models
+
+build: setup
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+
+build-asan: setup
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+
+demo: build models
+	@echo "minnow: streaming an answer from $(MODEL)"
+	@build/release/minnow run -m $(MODEL) --chat --temp 0 -n 64 -p "$(PROMPT)"
+
+test: build build-asan models test-unit test-asan test-e2e
+
+test-unit: build models
+	@echo "== unit + golden tests (Release, SIMD kernels)"
+	@build/release/minnow_tests --gtest_brief=1
+	@echo "== unit + golden tests (Release, scalar kernels forced)"
+	@MINNOW_FORCE_SCALAR=1 build/release/minnow_tests --gtest_brief=1
+
+test-asan: build-asan models
+	@echo "== unit + golden tests (ASan + UBSan)"
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/minnow_tests --gtest_brief=1
+
+test-e2e: build models
+	@echo "== CLI end-to-end tests"
+	@.venv/bin/python -m pytest -q tests/e2e
+
+bench: build models
+	@build/release/minnow bench -m $(MODEL) -p 128 -n 64 -t 2
+
+# Regenerates the golden data with transformers (big: torch in its own virtualenv).
+golden: models
+	@tests/reference/setup-venv.sh
+	@.venv-ref/bin/python tests/reference/make_golden_smollm2.py
+
+clean:
+	rm -rf build

@@ -1,0 +1,139 @@
+// minnow's C++ API: load a model, open a session, generate with a per-token callback.
+//
+//   auto model = minnow::Model::load("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+//   minnow::Session session(*model, {.ctx = 2048});
+//   auto prompt = model->tokenize(model->apply_chat_template({{"user", "Hi!"}}, true));
+//   session.generate(prompt, {.max_tokens = 64}, [](std::string_view text, int32_t) {
+//     std::cout << text << std::flush;
+//     return true;  // false stops generation
+//   });
+//
+// Errors (unreadable or unsupported files, bad arguments, prompts longer than the
+// context) are thrown as minnow::Error with a one-line message.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minnow {
+
+class Error;  // derives from std::runtime_error (src/base/error.hpp)
+struct LoadedModel;
+class KvCache;
+class ThreadPool;
+class Transformer;
+
+struct ModelInfo {
+  std::string architecture, name;
+  int n_layers, d_model, n_heads, n_kv_heads, d_ff, vocab_size, context_length;
+  uint64_t n_params;      // elements of all weight tensors
+  uint64_t weight_bytes;  // bytes of all weight tensors as stored
+};
+
+struct ChatMessage {
+  std::string role;     // "system", "user", "assistant"
+  std::string content;
+};
+
+class Model {
+ public:
+  static std::unique_ptr<Model> load(const std::string& path);
+  ~Model();
+
+  const ModelInfo& info() const { return info_; }
+  // parse_special: control-token text such as "<|im_start|>" becomes that token.
+  // Adds BOS when the model asks for it.
+  std::vector<int32_t> tokenize(std::string_view text, bool parse_special = true) const;
+  std::string detokenize(std::span<const int32_t> ids, bool render_special = false) const;
+  std::string token_text(int32_t id) const;  // the vocabulary entry, as stored
+  bool is_end_of_generation(int32_t id) const;
+  bool has_chat_template() const;
+  // Renders the model's own chat template (tokenizer.chat_template).
+  std::string apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+
+  const LoadedModel& impl() const { return *m_; }
+
+ private:
+  explicit Model(std::unique_ptr<LoadedModel> m);
+  std::unique_ptr<LoadedModel> m_;
+  ModelInfo info_;
+};
+
+struct SamplingOptions {
+  float temperature = 0.8f;     // <= 0: greedy (argmax)
+  int top_k = 40;               // <= 0: off
+  float top_p = 0.95f;          // >= 1: off
+  float min_p = 0.05f;          // <= 0: off
+  float repeat_penalty = 1.0f;  // 1: off
+  int repeat_last_n = 64;       // how many recent tokens the penalty looks at
+  uint64_t seed = 0;            // same seed + same inputs = same output
+};
+
+struct SessionOptions {
+  int ctx = 4096;      // KV-cache capacity in tokens (capped by the model's trained context)
+  int threads = 0;     // 0: one per core
+  int batch = 512;     // most prompt tokens per forward pass
+};
+
+struct GenerateOptions {
+  int max_tokens = 256;
+  SamplingOptions sampling;
+  bool stop_at_end_of_generation = true;  // stop on EOS / end-of-turn tokens
+};
+
+struct GenerateResult {
+  int n_prompt = 0;         // prompt tokens evaluated (after reusing the cached prefix)
+  int n_reused = 0;         // prompt tokens whose KV was already cached
+  int n_generated = 0;
+  enum class Stop { EndOfGeneration, MaxTokens, Cancelled, ContextFull } stop = Stop::MaxTokens;
+  double prompt_seconds = 0, generate_seconds = 0;
+};
+
+// Receives each new piece of text (always whole UTF-8 characters) and the token id;
+// return false to stop.
+using TokenCallback = std::function<bool(std::string_view text, int32_t id)>;
+
+class Session {
+ public:
+  Session(const Model& model, const SessionOptions& options = {});
+  ~Session();
+
+  int context_size() const;
+  int n_past() const { return static_cast<int>(history_.size()); }
+  const std::vector<int32_t>& history() const { return history_; }
+  void reset() { history_.clear(); }
+
+  // Makes the model have seen exactly `tokens` (reusing the longest cached prefix) and
+  // returns the logits (vocab_size floats) after the last one.
+  std::span<const float> eval(std::span<const int32_t> tokens);
+
+  // Evaluates `tokens` from position 0 and calls fn(position, logits) for every position.
+  void eval_all(std::span<const int32_t> tokens, const std::function<void(int, std::span<const float>)>& fn);
+
+  // eval(prompt), then samples up to max_tokens, streaming them to on_token.
+  GenerateResult generate(std::span<const int32_t> prompt, const GenerateOptions& options,
+                          const TokenCallback& on_token);
+
+  // Asks a running generate() to stop after the current step (thread- and signal-safe).
+  void cancel() { cancel_.store(true); }
+
+ private:
+  void feed(std::span<const int32_t> tokens, int pos0);
+
+  const Model& model_;
+  int ctx_, batch_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<Transformer> net_;
+  std::vector<int32_t> history_;
+  std::vector<float> logits_;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace minnow

@@ -1,0 +1,50 @@
+// minnow run: generate from a prompt, streaming tokens to stdout as they come.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/common.hpp"
+
+namespace minnow::cli {
+
+void register_run(CLI::App& app) {
+  struct Opts {
+    ModelFlags model;
+    std::string prompt;
+    int n = 256;
+    bool chat = false, quiet = false;
+    SamplingOptions sampling;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("run", "Generate text from a prompt, streaming it to stdout");
+  add_model_flags(*cmd, o->model);
+  cmd->add_option("-p,--prompt", o->prompt, "Prompt text")->required();
+  cmd->add_option("-n,--n-predict", o->n, "Most tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat template");
+  cmd->add_flag("-q,--quiet", o->quiet, "Do not print timings to stderr");
+  add_sampling_flags(*cmd, o->sampling);
+  cmd->callback([o] {
+    auto model = load_model_or_throw(o->model.model);
+    std::string text = o->chat ? model->apply_chat_template({{"user", o->prompt}}, true) : o->prompt;
+    std::vector<int32_t> prompt = model->tokenize(text);
+    if (prompt.empty()) throw std::runtime_error("the prompt is empty");
+    Session session(*model, session_options(o->model));
+    if (static_cast<int>(prompt.size()) >= session.context_size())
+      throw std::runtime_error("the prompt has " + std::to_string(prompt.size()) + " tokens, more than fit in the context of " +
+                               std::to_string(session.context_size()) + " (raise --ctx)");
+    GenerateOptions g;
+    g.max_tokens = o->n;
+    g.sampling = o->sampling;
+    GenerateResult r = session.generate(prompt, g, [](std::string_view piece, int32_t) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+      return true;
+    });
+    std::fputc('\n', stdout);
+    if (!o->quiet)
+      std::fprintf(stderr, "[prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s]\n", r.n_prompt,
+                   r.n_prompt / std::max(r.prompt_seconds, 1e-9), r.n_generated,
+                   r.n_generated / std::max(r.generate_seconds, 1e-9));
+  });
+}
+
+}  // namespace minnow::cli

@@ -1,0 +1,42 @@
+#include "cli/common.hpp"
+
+#include <random>
+
+namespace minnow::cli {
+
+void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
+  app.add_option("-m,--model", f.model, "Model file (GGUF)")->required();
+  app.add_option("-t,--threads", f.threads, "Threads (default: one per core)")->check(CLI::NonNegativeNumber);
+  if (with_ctx)
+    app.add_option("--ctx", f.ctx, "Context size in tokens (capped by the model's trained context)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+}
+
+void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
+  s.seed = std::random_device{}();
+  app.add_option("--temp", s.temperature, "Temperature; 0 = greedy")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--top-k", s.top_k, "Keep the K most likely tokens; 0 = off")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", s.top_p, "Keep the smallest set with probability >= P; 1 = off")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--min-p", s.min_p, "Drop tokens below P x the top probability; 0 = off")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--repeat-penalty", s.repeat_penalty, "Penalty for recently seen tokens; 1 = off")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--repeat-last-n", s.repeat_last_n, "How many recent tokens the penalty sees")->capture_default_str();
+  app.add_option("--seed", s.seed, "Random seed (default: random); same seed + same input = same output");
+}
+
+std::unique_ptr<Model> load_model_or_throw(const std::string& path) { return Model::load(path); }
+
+SessionOptions session_options(const ModelFlags& f) {
+  SessionOptions o;
+  o.ctx = f.ctx;
+  o.threads = f.threads;
+  return o;
+}
+
+}  // namespace minnow::cli

@@ -1,0 +1,164 @@
+// AVX2 + FMA + F16C kernels. Compiled with those extensions; only reached after the
+// run-time CPU check in dispatch.cpp.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/ops.hpp"
+
+namespace minnow::kernels {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline float load_half(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+float dot_f32_avx2(const float* a, const float* b, int64_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+  float s = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// 4 weight rows x 3 tokens per step: 12 accumulators, 7 loads per 12 FMAs.
+void gemm_f32_avx2(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y, int64_t ldy) {
+  const int64_t k8 = k & ~int64_t{7};
+  int64_t t = 0;
+  for (; t + 3 <= n_tokens; t += 3) {
+    const float* x0 = x + t * k;
+    const float* x1 = x0 + k;
+    const float* x2 = x1 + k;
+    int64_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+      const float* w0 = w + r * k;
+      const float* w1 = w0 + k;
+      const float* w2 = w1 + k;
+      const float* w3 = w2 + k;
+      __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00;
+      __m256 a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00, a32 = a00;
+      for (int64_t i = 0; i < k8; i += 8) {
+        __m256 v0 = _mm256_loadu_ps(x0 + i), v1 = _mm256_loadu_ps(x1 + i), v2 = _mm256_loadu_ps(x2 + i);
+        __m256 u = _mm256_loadu_ps(w0 + i);
+        a00 = _mm256_fmadd_ps(u, v0, a00); a01 = _mm256_fmadd_ps(u, v1, a01); a02 = _mm256_fmadd_ps(u, v2, a02);
+        u = _mm256_loadu_ps(w1 + i);
+        a10 = _mm256_fmadd_ps(u, v0, a10); a11 = _mm256_fmadd_ps(u, v1, a11); a12 = _mm256_fmadd_ps(u, v2, a12);
+        u = _mm256_loadu_ps(w2 + i);
+        a20 = _mm256_fmadd_ps(u, v0, a20); a21 = _mm256_fmadd_ps(u, v1, a21); a22 = _mm256_fmadd_ps(u, v2, a22);
+        u = _mm256_loadu_ps(w3 + i);
+        a30 = _mm256_fmadd_ps(u, v0, a30); a31 = _mm256_fmadd_ps(u, v1, a31); a32 = _mm256_fmadd_ps(u, v2, a32);
+      }
+      float out[4][3] = {{hsum(a00), hsum(a01), hsum(a02)},
+                         {hsum(a10), hsum(a11), hsum(a12)},
+                         {hsum(a20), hsum(a21), hsum(a22)},
+                         {hsum(a30), hsum(a31), hsum(a32)}};
+      for (int64_t i = k8; i < k; ++i)
+        for (int rr = 0; rr < 4; ++rr)
+          for (int tt = 0; tt < 3; ++tt) out[rr][tt] += w[(r + rr) * k + i] * x[(t + tt) * k + i];
+      for (int rr = 0; rr < 4; ++rr)
+        for (int tt = 0; tt < 3; ++tt) y[(t + tt) * ldy + r + rr] = out[rr][tt];
+    }
+    for (; r < rows; ++r)
+      for (int tt = 0; tt < 3; ++tt) y[(t + tt) * ldy + r] = dot_f32_avx2(w + r * k, x + (t + tt) * k, k);
+  }
+  for (; t < n_tokens; ++t)
+    for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot_f32_avx2(w + r * k, x + t * k, k);
+}
+
+// Widens 16 nibble-or-byte values to two groups of 8 floats each.
+inline void u8x16_to_ps(__m128i v, __m256* lo, __m256* hi) {
+  *lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+  *hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+}
+
+// Sum over one 32-element nibble block of q_j * x_j (in *qx) and x_j (in *xs), 8 lanes each.
+inline void nibble_block(const uint8_t* qs, const float* x, __m256* qx, __m256* xs) {
+  __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  __m128i mask = _mm_set1_epi8(0x0f);
+  __m128i lo = _mm_and_si128(raw, mask), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), mask);
+  __m256 q0, q1, q2, q3;
+  u8x16_to_ps(lo, &q0, &q1);  // elements 0..15
+  u8x16_to_ps(hi, &q2, &q3);  // elements 16..31
+  __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8), x2 = _mm256_loadu_ps(x + 16),
+         x3 = _mm256_loadu_ps(x + 24);
+  *qx = _mm256_fmadd_ps(q0, x0, _mm256_fmadd_ps(q1, x1, _mm256_fmadd_ps(q2, x2, _mm256_mul_ps(q3, x3))));
+  *xs = _mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3));
+}
+
+float dot_q4_0_avx2(const void* row, const float* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc = _mm256_setzero_ps();
+  const __m256 eight = _mm256_set1_ps(8.0f);
+  for (int64_t i = 0; i < k; i += 32, b += 18, x += 32) {
+    __m256 qx, xs;
+    nibble_block(b + 2, x, &qx, &xs);
+    __m256 d = _mm256_set1_ps(load_half(b));
+    acc = _mm256_fmadd_ps(d, _mm256_fnmadd_ps(eight, xs, qx), acc);  // d * (sum q x - 8 sum x)
+  }
+  return hsum(acc);
+}
+
+float dot_q4_1_avx2(const void* row, const float* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < k; i += 32, b += 20, x += 32) {
+    __m256 qx, xs;
+    nibble_block(b + 4, x, &qx, &xs);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), qx, acc);       // d * sum q x
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b + 2)), xs, acc);   // m * sum x
+  }
+  return hsum(acc);
+}
+
+float dot_q8_0_avx2(const void* row, const float* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < k; i += 32, b += 34, x += 32) {
+    const uint8_t* qs = b + 2;
+    __m256 s = _mm256_setzero_ps();
+    for (int j = 0; j < 32; j += 8) {
+      __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j));
+      s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_loadu_ps(x + j), s);
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), s, acc);
+  }
+  return hsum(acc);
+}
+
+float dot_f16_avx2(const void* row, const float* x, int64_t k) {
+  auto* h = static_cast<const uint16_t*>(row);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= k; i += 8)
+    acc = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))),
+                          _mm256_loadu_ps(x + i), acc);
+  float s = hsum(acc);
+  for (; i < k; ++i) s += _cvtsh_ss(h[i]) * x[i];
+  return s;
+}
+
+}  // namespace
+
+const KernelTable* x86_kernels() {
+  static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_q4_0_avx2, dot_q4_1_avx2, dot_q8_0_avx2,
+                             dot_f16_avx2};
+  return &t;
+}
+
+}  // namespace minnow::kernels

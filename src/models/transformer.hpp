@@ -1,0 +1,37 @@
+// The shared decoder block stack: embeddings -> N x (attention, FFN) -> norm -> logits.
+// All scratch memory is sized at construction; a forward step allocates nothing.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "base/thread_pool.hpp"
+#include "models/kv_cache.hpp"
+#include "models/model.hpp"
+
+namespace minnow {
+
+class Transformer {
+ public:
+  // max_batch: most tokens per forward call; ctx: KV capacity (attention scratch).
+  Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool);
+
+  int max_batch() const { return max_batch_; }
+
+  // Runs tokens[0..n) at positions pos0.. (their K/V are written to the cache).
+  // logits: n x vocab when all_logits, else the last token's vocab logits.
+  void forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits);
+
+ private:
+  void attention(int layer, int n, int pos0, KvCache& kv);
+  void rope(float* x, int n, int n_heads);
+
+  const LoadedModel& m_;
+  const ModelConfig& c_;
+  ThreadPool& pool_;
+  int max_batch_, ctx_;
+  std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
+  std::vector<float> inv_freq_, cos_, sin_;
+  std::vector<float> scores_;  // one row of ctx per thread
+};
+
+}  // namespace minnow

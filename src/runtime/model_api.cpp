@@ -1,0 +1,54 @@
+// minnow::Model: the public face of a LoadedModel.
+#include "base/error.hpp"
+#include "chat/chat_template.hpp"
+#include "minnow/llm.hpp"
+#include "models/model.hpp"
+
+namespace minnow {
+
+Model::Model(std::unique_ptr<LoadedModel> m) : m_(std::move(m)) {
+  const ModelConfig& c = m_->config;
+  info_ = {c.arch, c.name, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.d_ff, c.vocab_size, c.ctx_train, 0, 0};
+  for (const auto& t : m_->file->tensors()) {
+    info_.n_params += t.n_elements;
+    info_.weight_bytes += t.n_bytes;
+  }
+}
+
+Model::~Model() = default;
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  return std::unique_ptr<Model>(new Model(load_model(path)));
+}
+
+std::vector<int32_t> Model::tokenize(std::string_view text, bool parse_special) const {
+  return m_->tokenizer->encode(text, parse_special);
+}
+
+std::string Model::detokenize(std::span<const int32_t> ids, bool render_special) const {
+  std::string out;
+  for (int32_t id : ids) out += m_->tokenizer->token_bytes(id, render_special);
+  return out;
+}
+
+std::string Model::token_text(int32_t id) const {
+  if (id < 0 || id >= m_->tokenizer->vocab_size()) return {};
+  return m_->tokenizer->token_text(id);
+}
+
+bool Model::is_end_of_generation(int32_t id) const { return m_->tokenizer->is_end_of_generation(id); }
+
+bool Model::has_chat_template() const { return !m_->chat_template.empty(); }
+
+std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  if (m_->chat_template.empty()) throw Error("chat: the model file has no chat template (tokenizer.chat_template)");
+  chat::TemplateInputs in;
+  for (const auto& msg : messages) in.messages.push_back({msg.role, msg.content});
+  in.add_generation_prompt = add_generation_prompt;
+  const Tokenizer& tok = *m_->tokenizer;
+  if (tok.bos_id() >= 0) in.bos_token = tok.token_text(tok.bos_id());
+  if (tok.eos_id() >= 0) in.eos_token = tok.token_text(tok.eos_id());
+  return chat::render_chat_template(m_->chat_template, in);
+}
+
+}  // namespace minnow

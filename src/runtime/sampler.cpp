@@ -1,0 +1,76 @@
+#include "runtime/sampler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace minnow {
+
+Sampler::Sampler(const SamplingOptions& o, int vocab_size) : o_(o), state_(o.seed) {
+  cand_.reserve(static_cast<size_t>(vocab_size));
+}
+
+double Sampler::uniform() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent) {
+  const int32_t n = static_cast<int32_t>(logits.size());
+  if (o_.repeat_penalty != 1.0f && o_.repeat_last_n != 0) {
+    size_t window = o_.repeat_last_n < 0 ? recent.size() : std::min(recent.size(), static_cast<size_t>(o_.repeat_last_n));
+    // Each distinct recent token is penalized once (as transformers does).
+    cand_.clear();
+    for (int32_t id : recent.last(window))
+      if (id >= 0 && id < n) cand_.emplace_back(0.0f, id);
+    std::sort(cand_.begin(), cand_.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    cand_.erase(std::unique(cand_.begin(), cand_.end(), [](auto& a, auto& b) { return a.second == b.second; }), cand_.end());
+    for (auto& c : cand_) {
+      float& l = logits[static_cast<size_t>(c.second)];
+      l = l > 0 ? l / o_.repeat_penalty : l * o_.repeat_penalty;
+    }
+  }
+  if (o_.temperature <= 0.0f) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+
+  cand_.clear();
+  for (int32_t i = 0; i < n; ++i) cand_.emplace_back(logits[static_cast<size_t>(i)] / o_.temperature, i);
+  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  if (o_.top_k > 0 && o_.top_k < n) {
+    std::partial_sort(cand_.begin(), cand_.begin() + o_.top_k, cand_.end(), by_logit);
+    cand_.resize(static_cast<size_t>(o_.top_k));
+  } else {
+    std::sort(cand_.begin(), cand_.end(), by_logit);
+  }
+  // Softmax over the survivors (sorted, largest first).
+  const float mx = cand_.front().first;
+  double sum = 0;
+  for (auto& c : cand_) sum += (c.first = std::exp(c.first - mx));
+  for (auto& c : cand_) c.first = static_cast<float>(c.first / sum);
+  if (o_.top_p < 1.0f) {
+    double cum = 0;
+    size_t keep = 0;
+    while (keep < cand_.size()) {
+      cum += cand_[keep++].first;
+      if (cum >= o_.top_p) break;
+    }
+    cand_.resize(std::max<size_t>(keep, 1));
+  }
+  if (o_.min_p > 0.0f) {
+    const float floor = cand_.front().first * o_.min_p;
+    size_t keep = 1;
+    while (keep < cand_.size() && cand_[keep].first >= floor) ++keep;
+    cand_.resize(keep);
+  }
+  double total = 0;
+  for (auto& c : cand_) total += c.first;
+  double r = uniform() * total;
+  for (auto& c : cand_) {
+    r -= c.first;
+    if (r < 0) return c.second;
+  }
+  return cand_.back().second;
+}
+
+}  // namespace minnow

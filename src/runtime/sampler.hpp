@@ -1,0 +1,26 @@
+// Turns logits into the next token: repetition penalty, temperature, top-k, top-p,
+// min-p (in the order Hugging Face's generate applies them), then a seeded draw.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "minnow/llm.hpp"
+
+namespace minnow {
+
+class Sampler {
+ public:
+  Sampler(const SamplingOptions& o, int vocab_size);
+  // logits are modified in place. `recent` are the latest tokens (for the penalty).
+  int32_t sample(std::span<float> logits, std::span<const int32_t> recent);
+
+ private:
+  double uniform();  // [0, 1), from splitmix64: identical on every platform
+
+  SamplingOptions o_;
+  uint64_t state_;
+  std::vector<std::pair<float, int32_t>> cand_;  // sized once
+};
+
+}  // namespace minnow

@@ -1,0 +1,113 @@
+#include <algorithm>
+#include <chrono>
+
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+#include "minnow/llm.hpp"
+#include "models/kv_cache.hpp"
+#include "models/model.hpp"
+#include "models/transformer.hpp"
+#include "runtime/sampler.hpp"
+#include "tokenizer/stream_decoder.hpp"
+
+namespace minnow {
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
+  const ModelConfig& c = model.impl().config;
+  if (o.ctx <= 0) throw Error("session: context size must be positive (got " + std::to_string(o.ctx) + ")");
+  if (o.batch <= 0) throw Error("session: batch size must be positive (got " + std::to_string(o.batch) + ")");
+  if (o.threads < 0) throw Error("session: thread count must be >= 0 (got " + std::to_string(o.threads) + ")");
+  ctx_ = std::min(o.ctx, c.ctx_train);
+  batch_ = std::min(o.batch, ctx_);
+  pool_ = std::make_unique<ThreadPool>(o.threads);
+  kv_ = std::make_unique<KvCache>(c, ctx_);
+  net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_);
+  logits_.resize(static_cast<size_t>(c.vocab_size));
+}
+
+Session::~Session() = default;
+
+int Session::context_size() const { return ctx_; }
+
+void Session::feed(std::span<const int32_t> tokens, int pos0) {
+  const int vocab = model_.info().vocab_size;
+  for (int32_t id : tokens)
+    if (id < 0 || id >= vocab)
+      throw Error("session: token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  if (pos0 + static_cast<int64_t>(tokens.size()) > ctx_)
+    throw Error("session: " + std::to_string(pos0 + tokens.size()) + " tokens exceed the context size " +
+                std::to_string(ctx_) + " (raise --ctx)");
+  for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(batch_)) {
+    int n = static_cast<int>(std::min(tokens.size() - i, static_cast<size_t>(batch_)));
+    net_->forward(tokens.data() + i, n, pos0 + static_cast<int>(i), *kv_, logits_.data(), false);
+  }
+}
+
+std::span<const float> Session::eval(std::span<const int32_t> tokens) {
+  if (tokens.empty()) throw Error("session: nothing to evaluate (empty token list)");
+  size_t common = 0;
+  while (common < history_.size() && common < tokens.size() && history_[common] == tokens[common]) ++common;
+  if (common == tokens.size()) --common;  // re-run the last token to get its logits
+  auto rest = tokens.subspan(common);
+  feed(rest, static_cast<int>(common));  // throws before touching history_ on bad input
+  history_.assign(tokens.begin(), tokens.end());
+  return logits_;
+}
+
+void Session::eval_all(std::span<const int32_t> tokens, const std::function<void(int, std::span<const float>)>& fn) {
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  if (static_cast<int64_t>(tokens.size()) > ctx_)
+    throw Error("session: " + std::to_string(tokens.size()) + " tokens exceed the context size " + std::to_string(ctx_));
+  for (int32_t id : tokens)
+    if (id < 0 || id >= static_cast<int32_t>(vocab))
+      throw Error("session: token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  history_.clear();
+  std::vector<float> all(static_cast<size_t>(batch_) * vocab);
+  for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(batch_)) {
+    int n = static_cast<int>(std::min(tokens.size() - i, static_cast<size_t>(batch_)));
+    net_->forward(tokens.data() + i, n, static_cast<int>(i), *kv_, all.data(), true);
+    history_.insert(history_.end(), tokens.begin() + static_cast<ptrdiff_t>(i), tokens.begin() + static_cast<ptrdiff_t>(i) + n);
+    for (int t = 0; t < n; ++t) fn(static_cast<int>(i) + t, std::span<const float>(all).subspan(t * vocab, vocab));
+  }
+}
+
+GenerateResult Session::generate(std::span<const int32_t> prompt, const GenerateOptions& o, const TokenCallback& on_token) {
+  cancel_.store(false);
+  GenerateResult r;
+  size_t common = 0;
+  while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
+  r.n_reused = static_cast<int>(std::min(common, prompt.size() - (prompt.empty() ? 0 : 1)));
+  r.n_prompt = static_cast<int>(prompt.size()) - r.n_reused;
+  auto t0 = std::chrono::steady_clock::now();
+  eval(prompt);
+  r.prompt_seconds = seconds_since(t0);
+
+  Sampler sampler(o.sampling, model_.info().vocab_size);
+  StreamDecoder text;
+  const Tokenizer& tok = *model_.impl().tokenizer;
+  t0 = std::chrono::steady_clock::now();
+  // history_ holds exactly the tokens whose K/V are in the cache.
+  for (;;) {
+    if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
+    if (cancel_.load()) { r.stop = GenerateResult::Stop::Cancelled; break; }
+    int32_t id = sampler.sample(logits_, history_);
+    ++r.n_generated;
+    if (o.stop_at_end_of_generation && tok.is_end_of_generation(id)) { r.stop = GenerateResult::Stop::EndOfGeneration; break; }
+    if (!on_token(text.push(tok.token_bytes(id)), id)) { r.stop = GenerateResult::Stop::Cancelled; break; }
+    if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
+    if (n_past() >= ctx_) { r.stop = GenerateResult::Stop::ContextFull; break; }
+    net_->forward(&id, 1, n_past(), *kv_, logits_.data(), false);
+    history_.push_back(id);
+  }
+  std::string tail = text.flush();
+  if (!tail.empty()) on_token(tail, -1);
+  r.generate_seconds = seconds_since(t0);
+  return r;
+}
+
+}  // namespace minnow

@@ -1,0 +1,111 @@
+#include "tokenizer/pretokenizer.hpp"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <utility>
+
+#include "base/error.hpp"
+
+namespace minnow {
+namespace {
+
+// The published pre-tokenizer patterns of each family (facts of those tokenizers).
+constexpr const char* kGpt2 =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr const char* kLlama3 =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kQwen2 =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr const char* kEachDigit = R"(\p{N})";
+
+struct Preset {
+  const char* name;
+  std::vector<const char*> patterns;
+};
+
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> p = {
+      {"gpt2", {kGpt2}},
+      {"default", {kGpt2}},
+      {"smollm", {kEachDigit, kGpt2}},  // SmolLM: Digits(individual) then the GPT-2 split
+      {"llama-bpe", {kLlama3}},
+      {"llama3", {kLlama3}},
+      {"qwen2", {kQwen2}},
+  };
+  return p;
+}
+
+}  // namespace
+
+struct PreTokenizer::Regex {
+  pcre2_code* code = nullptr;
+  pcre2_match_data* match = nullptr;
+  ~Regex() {
+    pcre2_match_data_free(match);
+    pcre2_code_free(code);
+  }
+};
+
+PreTokenizer::PreTokenizer(std::string_view name) {
+  const Preset* preset = nullptr;
+  for (const auto& p : presets())
+    if (name == p.name) preset = &p;
+  if (!preset) throw Error("tokenizer: pre-tokenizer '" + std::string(name) + "' is not supported yet");
+  for (const char* pat : preset->patterns) {
+    auto r = std::make_unique<Regex>();
+    int err = 0;
+    PCRE2_SIZE off = 0;
+    // UCP: \s, \p{..} follow Unicode; MATCH_INVALID_UTF: arbitrary bytes never fail the match.
+    r->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pat), PCRE2_ZERO_TERMINATED,
+                            PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &off, nullptr);
+    if (!r->code) throw Error("tokenizer: internal regex failed to compile at offset " + std::to_string(off));
+    pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);  // optional speed-up; falls back silently
+    r->match = pcre2_match_data_create_from_pattern(r->code, nullptr);
+    regexes_.push_back(std::move(r));
+  }
+}
+
+PreTokenizer::~PreTokenizer() = default;
+
+std::vector<std::string> PreTokenizer::known_names() {
+  std::vector<std::string> out;
+  for (const auto& p : presets()) out.emplace_back(p.name);
+  return out;
+}
+
+namespace {
+
+// Splits s by the regex into matches and the gaps between them, in order.
+void split_one(pcre2_code* code, pcre2_match_data* md, std::string_view s, std::vector<std::string_view>& out) {
+  auto subject = reinterpret_cast<PCRE2_SPTR>(s.data());
+  size_t pos = 0, last = 0;
+  while (pos < s.size()) {
+    int rc = pcre2_match(code, subject, s.size(), pos, 0, md, nullptr);
+    if (rc < 0) break;  // no more matches (or invalid UTF-8 tail): the rest is one gap
+    PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+    size_t b = ov[0], e = ov[1];
+    if (b > last) out.push_back(s.substr(last, b - last));
+    if (e == b) {  // empty match: step over one byte to make progress
+      pos = e + 1;
+      continue;
+    }
+    out.push_back(s.substr(b, e - b));
+    pos = last = e;
+  }
+  if (last < s.size()) out.push_back(s.substr(last));
+}
+
+}  // namespace
+
+void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& out) const {
+  std::vector<std::string_view> cur{text}, next;
+  for (const auto& r : regexes_) {
+    next.clear();
+    for (auto piece : cur) split_one(r->code, r->match, piece, next);
+    std::swap(cur, next);
+  }
+  out.insert(out.end(), cur.begin(), cur.end());
+}
+
+}  // namespace minnow

@@ -1,0 +1,154 @@
+// Every fast kernel against its scalar reference, over many shapes (odd sizes, sizes
+// that are not multiples of 8, several blocks), with a magnitude-scaled tolerance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.hpp"
+#include "kernels/ops.hpp"
+#include "tensor/fp16.hpp"
+
+using namespace minnow;
+using namespace minnow::kernels;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Random bytes make valid blocks for every type if the f16 scale fields are sane;
+// overwrite those with small finite halves.
+std::vector<uint8_t> random_rows(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+  const DTypeTraits& tr = dtype_traits(t);
+  const int64_t blocks = rows * cols / tr.block_size;
+  std::vector<uint8_t> b(static_cast<size_t>(blocks * tr.block_bytes));
+  for (auto& x : b) x = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> sc(-0.05f, 0.05f);
+  auto put = [&](size_t off) {
+    uint16_t h = fp32_to_fp16(sc(rng));
+    std::memcpy(&b[off], &h, 2);
+  };
+  for (int64_t i = 0; i < blocks; ++i) {
+    size_t o = static_cast<size_t>(i * tr.block_bytes);
+    switch (t) {
+      case DType::F32: { float f = sc(rng); std::memcpy(&b[o], &f, 4); break; }
+      case DType::F16: case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: put(o); break;
+      case DType::BF16: { uint16_t h = static_cast<uint16_t>(fp32_to_bits(sc(rng)) >> 16); std::memcpy(&b[o], &h, 2); break; }
+      case DType::Q4_1: case DType::Q5_1: case DType::Q4_K: case DType::Q5_K: put(o); put(o + 2); break;
+      case DType::Q6_K: put(o + 208); break;
+      default: break;
+    }
+  }
+  return b;
+}
+
+double ref_dot(const float* a, const float* b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+double abs_dot(const float* a, const float* b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(a[i]) * b[i]);
+  return s;
+}
+
+const KernelTable* fast() { return x86_kernels(); }
+
+}  // namespace
+
+TEST(Kernels, DotF32MatchesReference) {
+  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
+  std::mt19937 rng(1);
+  for (int64_t n : {1, 3, 7, 8, 9, 31, 32, 33, 64, 100, 576, 1537}) {
+    auto a = random_floats(static_cast<size_t>(n) + 3, rng), b = random_floats(static_cast<size_t>(n) + 3, rng);
+    for (int off : {0, 1, 3}) {  // misaligned starts
+      double want = ref_dot(a.data() + off, b.data() + off, n);
+      double tol = 1e-5 * abs_dot(a.data() + off, b.data() + off, n) + 1e-6;
+      EXPECT_NEAR(fast()->dot_f32(a.data() + off, b.data() + off, n), want, tol) << "n=" << n;
+      EXPECT_NEAR(ref_kernels().dot_f32(a.data() + off, b.data() + off, n), want, tol) << "n=" << n;
+    }
+  }
+}
+
+TEST(Kernels, GemmF32MatchesReference) {
+  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
+  std::mt19937 rng(2);
+  for (int64_t rows : {1, 3, 4, 5, 16, 17})
+    for (int64_t toks : {1, 2, 3, 4, 7, 13})
+      for (int64_t k : {1, 5, 8, 31, 64, 99}) {
+        auto w = random_floats(static_cast<size_t>(rows * k), rng), x = random_floats(static_cast<size_t>(toks * k), rng);
+        const int64_t ldy = rows + 2;
+        std::vector<float> y(static_cast<size_t>(toks * ldy), -7.0f), want(y);
+        fast()->gemm_f32(w.data(), rows, x.data(), toks, k, y.data(), ldy);
+        ref_kernels().gemm_f32(w.data(), rows, x.data(), toks, k, want.data(), ldy);
+        for (int64_t t = 0; t < toks; ++t)
+          for (int64_t r = 0; r < ldy; ++r) {
+            double tol = r < rows ? 1e-5 * abs_dot(&w[r * k], &x[t * k], k) + 1e-6 : 0;
+            ASSERT_NEAR(y[t * ldy + r], want[t * ldy + r], tol) << rows << "x" << toks << "x" << k;
+          }
+      }
+}
+
+// Fused dequantize-dot kernels against dequantize + double-precision dot.
+TEST(Kernels, FusedRowDotMatchesDequantize) {
+  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
+  std::mt19937 rng(3);
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F16}) {
+    DotRowFn f = fast()->dot_row(t);
+    ASSERT_NE(f, nullptr) << dtype_name(t);
+    for (int64_t k : {32, 64, 96, 576, 1536}) {
+      auto row = random_rows(t, 1, k, rng);
+      auto x = random_floats(static_cast<size_t>(k), rng);
+      std::vector<float> w(static_cast<size_t>(k));
+      dtype_traits(t).dequantize(row.data(), w.data(), k / dtype_traits(t).block_size);
+      double want = ref_dot(w.data(), x.data(), k);
+      EXPECT_NEAR(f(row.data(), x.data(), k), want, 1e-5 * abs_dot(w.data(), x.data(), k) + 1e-6)
+          << dtype_name(t) << " k=" << k;
+    }
+  }
+}
+
+// The matmul entry point, on both the decode (few tokens) and prefill paths, for every
+// computable type, against dequantize + reference dot.
+TEST(Kernels, MatmulAllTypesAllPaths) {
+  std::mt19937 rng(4);
+  ThreadPool pool(2);
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
+                  DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const DTypeTraits& tr = dtype_traits(t);
+    const int64_t k = tr.block_size == 256 ? 512 : 96, rows = 37;
+    auto data = random_rows(t, rows, k, rng);
+    WeightView w{t, data.data(), rows, k, static_cast<size_t>(k / tr.block_size * tr.block_bytes)};
+    std::vector<float> deq(static_cast<size_t>(rows * k));
+    for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r, &deq[static_cast<size_t>(r * k)]);
+    for (int64_t toks : {1, 2, 5, 11}) {
+      auto x = random_floats(static_cast<size_t>(toks * k), rng);
+      std::vector<float> y(static_cast<size_t>(toks * rows));
+      matmul(w, x.data(), toks, y.data(), pool);
+      for (int64_t tt = 0; tt < toks; ++tt)
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* wr = &deq[static_cast<size_t>(r * k)];
+          const float* xt = &x[static_cast<size_t>(tt * k)];
+          ASSERT_NEAR(y[static_cast<size_t>(tt * rows + r)], ref_dot(wr, xt, k), 1e-5 * abs_dot(wr, xt, k) + 1e-6)
+              << dtype_name(t) << " tokens=" << toks << " row=" << r;
+        }
+    }
+  }
+}
+
+TEST(ThreadPool, RunsEveryTaskOnce) {
+  ThreadPool pool(2);
+  for (int64_t n : {0, 1, 2, 3, 100, 1000}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    for (int rep = 0; rep < 20; ++rep) pool.parallel_for(n, [&](int64_t t, int) { hits[static_cast<size_t>(t)]++; });
+    for (auto& h : hits) EXPECT_EQ(h.load(), 20);
+  }
+}
