@@ -1,6 +1,7 @@
 #include "base/thread_pool.hpp"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,13 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
 // How long an idle worker spins before sleeping: long enough to bridge the gaps between
 // the parallel loops of one forward pass, short enough not to burn a core when idle.
 constexpr auto kSpinTime = std::chrono::milliseconds(2);
+
+// Pause-spin first; then yield, so that when the cores are oversubscribed (other
+// processes, more threads than cores) a waiting thread hands its core to the one it waits for.
+inline void relax(int spins) {
+  if (spins < 256) MINNOW_CPU_RELAX();
+  else sched_yield();
+}
 
 }  // namespace
 
@@ -59,8 +67,8 @@ void ThreadPool::worker_loop(int index) {
     auto spin_start = std::chrono::steady_clock::now();
     int spins = 0;
     while (generation_.load(std::memory_order_acquire) == seen) {
-      MINNOW_CPU_RELAX();
-      if (++spins % 1024 == 0 && std::chrono::steady_clock::now() - spin_start > kSpinTime) {
+      relax(++spins);
+      if (spins % 1024 == 0 && std::chrono::steady_clock::now() - spin_start > kSpinTime) {
         sleepers_.fetch_add(1);
         futex_wait(&generation_, seen);  // returns at once if a job started meanwhile
         sleepers_.fetch_sub(1);
@@ -87,7 +95,7 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t,
   generation_.fetch_add(1, std::memory_order_acq_rel);
   if (sleepers_.load() > 0) futex_wake_all(&generation_);
   run_tasks(0);
-  while (busy_workers_.load(std::memory_order_acquire) != 0) MINNOW_CPU_RELAX();
+  for (int spins = 0; busy_workers_.load(std::memory_order_acquire) != 0;) relax(++spins);
   job_ = nullptr;
 }
 

@@ -30,6 +30,22 @@ void dequantize_row(const WeightView& w, int64_t r, float* out) {
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
   const KernelTable& kt = active();
   const int64_t k = w.cols;
+  if (n_tokens < kPrefillMinTokens && kt.dot_q8(w.type)) {
+    // Integer path: activations quantized once here, shared by all threads.
+    DotQ8Fn dot = kt.dot_q8(w.type);
+    const int64_t nb = k / 32;
+    thread_local std::vector<Q8Block> xq;
+    if (xq.size() < static_cast<size_t>(n_tokens * nb)) xq.resize(static_cast<size_t>(n_tokens * nb));
+    for (int64_t t = 0; t < n_tokens; ++t) quantize_q8(x + t * k, k, &xq[static_cast<size_t>(t * nb)]);
+    const Q8Block* xs = xq.data();
+    int64_t n_tasks = (w.rows + kDecodeRowsPerTask - 1) / kDecodeRowsPerTask;
+    pool.parallel_for(n_tasks, [&](int64_t task, int) {
+      int64_t r0 = task * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot(w.data + r * w.row_bytes, xs + t * nb, k);
+    });
+    return;
+  }
   if (n_tokens < kPrefillMinTokens) {
     DotRowFn fused = kt.dot_row(w.type);
     int64_t n_tasks = (w.rows + kDecodeRowsPerTask - 1) / kDecodeRowsPerTask;

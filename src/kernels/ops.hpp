@@ -19,12 +19,25 @@ using GemmF32Fn = void (*)(const float* w, int64_t rows, const float* x, int64_t
                            int64_t ldy);
 using DotF32Fn = float (*)(const float* a, const float* b, int64_t n);
 
+// Activations quantized on the fly for decode: 32 values, one scale, and d * sum(q)
+// (which weight formats with a minimum or an offset need).
+struct Q8Block {
+  float d, s;
+  int8_t q[32];
+};
+// Dot product of one weight row (k elements) with k/32 quantized activation blocks.
+using DotQ8Fn = float (*)(const void* row, const Q8Block* x, int64_t k);
+// x (k floats, k a multiple of 32) -> k/32 blocks; round to nearest, scale = max|x| / 127.
+void quantize_q8(const float* x, int64_t k, Q8Block* out);
+
 struct KernelTable {
   const char* name;
   DotF32Fn dot_f32;
   GemmF32Fn gemm_f32;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
   DotRowFn q4_0, q4_1, q8_0, f16;
+  DotQ8Fn dot_q8(DType t) const;  // integer kernel for t against Q8 activations, or nullptr
+  DotQ8Fn q4_0_q8, q4_1_q8, q8_0_q8;
 };
 
 const KernelTable& ref_kernels();

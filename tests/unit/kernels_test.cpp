@@ -137,7 +137,10 @@ TEST(Kernels, MatmulAllTypesAllPaths) {
         for (int64_t r = 0; r < rows; ++r) {
           const float* wr = &deq[static_cast<size_t>(r * k)];
           const float* xt = &x[static_cast<size_t>(tt * k)];
-          ASSERT_NEAR(y[static_cast<size_t>(tt * rows + r)], ref_dot(wr, xt, k), 1e-5 * abs_dot(wr, xt, k) + 1e-6)
+          // The decode path of Q4_0/Q4_1/Q8_0 rounds activations to int8 (<= 1/254 of the
+          // block maximum per element); every other path is float.
+          const bool int8 = toks < 4 && ref_kernels().dot_q8(t);
+          ASSERT_NEAR(y[static_cast<size_t>(tt * rows + r)], ref_dot(wr, xt, k), (int8 ? 2e-2 : 1e-5) * abs_dot(wr, xt, k) + 1e-6)
               << dtype_name(t) << " tokens=" << toks << " row=" << r;
         }
     }
@@ -151,4 +154,40 @@ TEST(ThreadPool, RunsEveryTaskOnce) {
     for (int rep = 0; rep < 20; ++rep) pool.parallel_for(n, [&](int64_t t, int) { hits[static_cast<size_t>(t)]++; });
     for (auto& h : hits) EXPECT_EQ(h.load(), 20);
   }
+}
+
+// Integer kernels against Q8 activations: SIMD vs scalar reference (same integer sums,
+// so only float rounding differs), and scalar vs the exact float product.
+TEST(Kernels, Q8ActivationDotsMatchReference) {
+  std::mt19937 rng(5);
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
+    DotQ8Fn ref = ref_kernels().dot_q8(t);
+    ASSERT_NE(ref, nullptr);
+    for (int64_t k : {32, 64, 96, 576, 1536}) {
+      auto row = random_rows(t, 1, k, rng);
+      auto x = random_floats(static_cast<size_t>(k), rng);
+      std::vector<Q8Block> xq(static_cast<size_t>(k / 32));
+      quantize_q8(x.data(), k, xq.data());
+      std::vector<float> w(static_cast<size_t>(k)), xd(static_cast<size_t>(k));
+      dtype_traits(t).dequantize(row.data(), w.data(), k / dtype_traits(t).block_size);
+      for (int64_t i = 0; i < k; ++i) xd[static_cast<size_t>(i)] = xq[static_cast<size_t>(i / 32)].q[i % 32] * xq[static_cast<size_t>(i / 32)].d;
+      const double scale = abs_dot(w.data(), xd.data(), k) + 1e-6;
+      const float want = ref(row.data(), xq.data(), k);
+      EXPECT_NEAR(want, ref_dot(w.data(), xd.data(), k), 1e-5 * scale) << dtype_name(t) << " k=" << k;
+      if (fast()) EXPECT_NEAR(fast()->dot_q8(t)(row.data(), xq.data(), k), want, 1e-5 * scale) << dtype_name(t) << " k=" << k;
+    }
+  }
+}
+
+TEST(Kernels, QuantizeQ8RoundTrips) {
+  std::mt19937 rng(6);
+  auto x = random_floats(96, rng);
+  x[40] = 0;  // zero scale block handled below
+  std::vector<float> zeros(32, 0.0f);
+  std::vector<Q8Block> q(3), z(1);
+  quantize_q8(x.data(), 96, q.data());
+  quantize_q8(zeros.data(), 32, z.data());
+  for (int i = 0; i < 96; ++i) EXPECT_NEAR(q[i / 32].q[i % 32] * q[i / 32].d, x[i], q[i / 32].d * 0.5f + 1e-7f);
+  EXPECT_EQ(z[0].d, 0.0f);
+  EXPECT_EQ(z[0].s, 0.0f);
 }

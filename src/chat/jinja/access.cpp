@@ -74,12 +74,14 @@ Value get_item(const Value& obj, const Value& index) {
 
 Value get_slice(const Value& obj, const Value& start, const Value& stop, const Value& step) {
   require_defined(obj);
+  // jinja2 slices with plain Python, bypassing its lenient getitem: errors here are real.
   for (const Value* part : {&start, &stop, &step}) {
     if (!part->is_none() && !part->is_int() && !part->is_bool()) {
-      return Value::undefined("slice indices must be integers or None");
+      throw EvalError("slice indices must be integers or None or have an __index__ method");
     }
   }
-  if (!obj.is_list() && !obj.is_string()) return Value::undefined("'" + object_repr(obj) + "' is not subscriptable");
+  if (obj.is_dict() && !obj.is_namespace()) throw EvalError("unhashable type: 'slice'");
+  if (!obj.is_list() && !obj.is_string()) throw EvalError("'" + type_name(obj) + "' object is not subscriptable");
   std::int64_t st = step.is_none() ? 1 : step.int_value();
   if (st == 0) throw EvalError("slice step cannot be zero");
   st = std::max(st, -INT64_MAX);

@@ -156,6 +156,7 @@ Value int_filter(const Value& v, CallArgs& args) {
   ArgReader r(args, "int");
   const Value fallback = r.get_or(0, "default", Value(0));
   r.done();
+  require_defined(v);  // jinja2's Undefined refuses int()
   if (v.is_int() || v.is_bool()) return Value(v.int_value());
   double d = 0;
   if (v.is_float()) {
@@ -175,6 +176,7 @@ Value float_filter(const Value& v, CallArgs& args) {
   ArgReader r(args, "float");
   const Value fallback = r.get_or(0, "default", Value(0.0));
   r.done();
+  require_defined(v);
   if (v.is_number()) return Value(v.number_as_double());
   double d = 0;
   if (v.is_string() && parse_py_float(v.as_string(), d)) return Value(d);

@@ -6,8 +6,8 @@
 
 namespace minnow::chat::jinja {
 
-// Objects keep their key order as nlohmann::json iterates them. Throws
+// Objects keep their key order (ordered_json), as Python dicts do; tojson shows it. Throws
 // minnow::Error for JSON nested deeper than values may be.
-Value value_from_json(const nlohmann::json& j);
+Value value_from_json(const nlohmann::ordered_json& j);
 
 }  // namespace minnow::chat::jinja

@@ -30,17 +30,29 @@ const char* op_symbol(BinaryOp op) {
                   "' and '" + type_name(b) + "'");
 }
 
-std::int64_t checked(bool overflowed, std::int64_t r) {
-  if (overflowed) throw EvalError("integer overflow");
+// Python ints are unbounded; ours stop at 64 bits with an error, never wrap.
+std::int64_t add_i(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) throw EvalError("integer overflow");
+  return r;
+}
+std::int64_t sub_i(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) throw EvalError("integer overflow");
+  return r;
+}
+std::int64_t mul_i(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw EvalError("integer overflow");
   return r;
 }
 
 std::int64_t int_pow(std::int64_t base, std::int64_t exp) {
   std::int64_t result = 1;
   while (exp > 0) {
-    if (exp & 1) result = checked(__builtin_mul_overflow(result, base, &result), result);
+    if (exp & 1) result = mul_i(result, base);
     exp >>= 1;
-    if (exp > 0) base = checked(__builtin_mul_overflow(base, base, &base), base);
+    if (exp > 0) base = mul_i(base, base);
   }
   return result;
 }
@@ -89,14 +101,10 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
   const bool ints = !a.is_float() && !b.is_float();
   const std::int64_t x = ints ? a.int_value() : 0, y = ints ? b.int_value() : 0;
   const double fx = a.number_as_double(), fy = b.number_as_double();
-  std::int64_t r = 0;
   switch (op) {
-    case BinaryOp::Add:
-      return ints ? Value(checked(__builtin_add_overflow(x, y, &r), r)) : Value(fx + fy);
-    case BinaryOp::Sub:
-      return ints ? Value(checked(__builtin_sub_overflow(x, y, &r), r)) : Value(fx - fy);
-    case BinaryOp::Mul:
-      return ints ? Value(checked(__builtin_mul_overflow(x, y, &r), r)) : Value(fx * fy);
+    case BinaryOp::Add: return ints ? Value(add_i(x, y)) : Value(fx + fy);
+    case BinaryOp::Sub: return ints ? Value(sub_i(x, y)) : Value(fx - fy);
+    case BinaryOp::Mul: return ints ? Value(mul_i(x, y)) : Value(fx * fy);
     case BinaryOp::Div:
       if (fy == 0) throw EvalError("division by zero");
       return Value(fx / fy);

@@ -24,10 +24,9 @@ bool no_args(CallArgs& args, const char* test) {
   return true;
 }
 
-std::int64_t int_input(const Value& v, const char* test) {
-  require_defined(v);
-  if (!v.is_int() && !v.is_bool()) throw EvalError(std::string("test '") + test + "' needs an integer, got " + type_name(v));
-  return v.int_value();
+// jinja2 tests odd/even/divisibleby as "value % n == r", so floats work too.
+bool mod_equals(const Value& v, const Value& n, std::int64_t r) {
+  return values_equal(binary_op(BinaryOp::Mod, v, n), Value(r));
 }
 
 template <CompareOp Op>
@@ -60,15 +59,10 @@ const std::map<std::string, TestFn, std::less<>>& tests() {
                                            (v.is_dict() && !v.is_namespace()));
        }},
       {"callable", [](const Value& v, CallArgs& a) { return no_args(a, "callable") && v.is_callable(); }},
-      {"odd", [](const Value& v, CallArgs& a) { return no_args(a, "odd") && int_input(v, "odd") % 2 != 0; }},
-      {"even", [](const Value& v, CallArgs& a) { return no_args(a, "even") && int_input(v, "even") % 2 == 0; }},
+      {"odd", [](const Value& v, CallArgs& a) { return no_args(a, "odd") && mod_equals(v, Value(2), 1); }},
+      {"even", [](const Value& v, CallArgs& a) { return no_args(a, "even") && mod_equals(v, Value(2), 0); }},
       {"divisibleby",
-       [](const Value& v, CallArgs& a) {
-         const Value& d = required_arg(a, "divisibleby");
-         const std::int64_t n = int_input(d, "divisibleby");
-         if (n == 0) throw EvalError("integer division or modulo by zero");
-         return n == -1 || int_input(v, "divisibleby") % n == 0;
-       }},
+       [](const Value& v, CallArgs& a) { return mod_equals(v, required_arg(a, "divisibleby"), 0); }},
       {"lower", [](const Value& v, CallArgs& a) { return no_args(a, "lower") && py_islower(to_str(v)); }},
       {"upper", [](const Value& v, CallArgs& a) { return no_args(a, "upper") && py_isupper(to_str(v)); }},
       {"sameas",

@@ -1,5 +1,10 @@
 // Scalar reference kernels: the definition of correct for every faster version.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
 #include "kernels/ops.hpp"
+#include "tensor/fp16.hpp"
 
 namespace minnow::kernels {
 namespace {
@@ -15,7 +20,72 @@ void gemm_f32_ref(const float* w, int64_t rows, const float* x, int64_t n_tokens
     for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot_f32_ref(w + r * k, x + t * k, k);
 }
 
+float ld_half(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return fp16_to_fp32(h);
+}
+
+// Integer dot products against Q8 activations, block by block.
+float dot_q4_0_q8_ref(const void* row, const Q8Block* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  float sum = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 18) {
+    int32_t acc = 0;
+    for (int j = 0; j < 16; ++j)
+      acc += ((b[2 + j] & 0xf) - 8) * x[i].q[j] + ((b[2 + j] >> 4) - 8) * x[i].q[j + 16];
+    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
+float dot_q4_1_q8_ref(const void* row, const Q8Block* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  float sum = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 20) {
+    int32_t acc = 0;
+    for (int j = 0; j < 16; ++j) acc += (b[4 + j] & 0xf) * x[i].q[j] + (b[4 + j] >> 4) * x[i].q[j + 16];
+    sum += ld_half(b) * x[i].d * static_cast<float>(acc) + ld_half(b + 2) * x[i].s;
+  }
+  return sum;
+}
+
+float dot_q8_0_q8_ref(const void* row, const Q8Block* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  float sum = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 34) {
+    int32_t acc = 0;
+    for (int j = 0; j < 32; ++j) acc += static_cast<int8_t>(b[2 + j]) * x[i].q[j];
+    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
 }  // namespace
+
+void quantize_q8(const float* x, int64_t k, Q8Block* out) {
+  for (int64_t i = 0; i < k / 32; ++i, x += 32) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f, inv = d > 0 ? 1.0f / d : 0.0f;
+    int32_t sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      out[i].q[j] = static_cast<int8_t>(std::nearbyint(x[j] * inv));
+      sum += out[i].q[j];
+    }
+    out[i].d = d;
+    out[i].s = d * static_cast<float>(sum);
+  }
+}
+
+DotQ8Fn KernelTable::dot_q8(DType t) const {
+  switch (t) {
+    case DType::Q4_0: return q4_0_q8;
+    case DType::Q4_1: return q4_1_q8;
+    case DType::Q8_0: return q8_0_q8;
+    default: return nullptr;
+  }
+}
 
 DotRowFn KernelTable::dot_row(DType t) const {
   switch (t) {
@@ -28,7 +98,8 @@ DotRowFn KernelTable::dot_row(DType t) const {
 }
 
 const KernelTable& ref_kernels() {
-  static const KernelTable t{"scalar", dot_f32_ref, gemm_f32_ref, nullptr, nullptr, nullptr, nullptr};
+  static const KernelTable t{"scalar", dot_f32_ref, gemm_f32_ref, nullptr, nullptr, nullptr, nullptr,
+                             dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref};
   return t;
 }
 

@@ -153,11 +153,64 @@ float dot_f16_avx2(const void* row, const float* x, int64_t k) {
   return s;
 }
 
+// Sum of 8 int32 lanes of maddubs(u, s) pairs, as floats: u unsigned bytes, s signed.
+inline __m256 mul_sum_us8(__m256i u, __m256i s) {
+  __m256i p16 = _mm256_maddubs_epi16(u, s);  // |pair sum| <= 2 * 255 * 128: no saturation for our ranges
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+}
+
+// 16 bytes of nibbles -> 32 bytes: low nibbles (elements 0..15), then high (16..31).
+inline __m256i unpack_nibbles(const uint8_t* qs) {
+  __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  __m128i mask = _mm_set1_epi8(0x0f);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), _mm_and_si128(raw, mask));
+}
+
+inline __m256i load_q8(const Q8Block& x) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q)); }
+
+// Two accumulators over alternate blocks to hide FMA latency.
+float dot_q4_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  const __m256i eight = _mm256_set1_epi8(8);
+  for (int64_t i = 0; i < k / 32; ++i, b += 18) {
+    // (q - 8) * a == maddubs(q, a) - maddubs(8, a); done as one maddubs on |.| with signs moved.
+    __m256i w = _mm256_sub_epi8(unpack_nibbles(b + 2), eight);
+    __m256i a = load_q8(x[i]);
+    __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
+    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b) * x[i].d), p, acc[i & 1]);
+  }
+  return hsum(_mm256_add_ps(acc[0], acc[1]));
+}
+
+float dot_q4_1_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  float mins = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 20) {
+    __m256 p = mul_sum_us8(unpack_nibbles(b + 4), load_q8(x[i]));
+    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b) * x[i].d), p, acc[i & 1]);
+    mins += load_half(b + 2) * x[i].s;
+  }
+  return hsum(_mm256_add_ps(acc[0], acc[1])) + mins;
+}
+
+float dot_q8_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t i = 0; i < k / 32; ++i, b += 34) {
+    __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
+    __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(load_q8(x[i]), w));
+    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b) * x[i].d), p, acc[i & 1]);
+  }
+  return hsum(_mm256_add_ps(acc[0], acc[1]));
+}
+
 }  // namespace
 
 const KernelTable* x86_kernels() {
   static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_q4_0_avx2, dot_q4_1_avx2, dot_q8_0_avx2,
-                             dot_f16_avx2};
+                             dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2};
   return &t;
 }
 
