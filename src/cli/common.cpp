@@ -11,6 +11,7 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
     app.add_option("--ctx", f.ctx, "Context size in tokens (capped by the model's trained context)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+  app.add_flag("--int8-decode", f.int8_decode, "Faster decode with activations rounded to int8 (logits change slightly)");
 }
 
 void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
@@ -36,6 +37,7 @@ SessionOptions session_options(const ModelFlags& f) {
   SessionOptions o;
   o.ctx = f.ctx;
   o.threads = f.threads;
+  o.int8_decode = f.int8_decode;
   return o;
 }
 

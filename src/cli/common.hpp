@@ -11,6 +11,7 @@ struct ModelFlags {
   std::string model;
   int threads = 0;
   int ctx = 4096;
+  bool int8_decode = false;
 };
 
 // -m/--model, -t/--threads, --ctx.

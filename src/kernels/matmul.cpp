@@ -27,10 +27,10 @@ void dequantize_row(const WeightView& w, int64_t r, float* out) {
   tr.dequantize(w.data + r * w.row_bytes, out, w.cols / tr.block_size);
 }
 
-void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool, bool int8_activations) {
   const KernelTable& kt = active();
   const int64_t k = w.cols;
-  if (n_tokens < kPrefillMinTokens && kt.dot_q8(w.type)) {
+  if (n_tokens < kPrefillMinTokens && int8_activations && kt.dot_q8(w.type)) {
     // Integer path: activations quantized once here, shared by all threads.
     DotQ8Fn dot = kt.dot_q8(w.type);
     const int64_t nb = k / 32;
@@ -48,6 +48,17 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
   }
   if (n_tokens < kPrefillMinTokens) {
     DotRowFn fused = kt.dot_row(w.type);
+    // Block sums of x, shared by every row (kernels for formats with an offset use them).
+    const int64_t nb = k / 32;
+    thread_local std::vector<float> xsum;
+    if (xsum.size() < static_cast<size_t>(n_tokens * nb)) xsum.resize(static_cast<size_t>(n_tokens * nb));
+    if (fused)
+      for (int64_t i = 0; i < n_tokens * nb; ++i) {
+        float s = 0;
+        for (int j = 0; j < 32; ++j) s += x[i * 32 + j];
+        xsum[static_cast<size_t>(i)] = s;
+      }
+    const float* xs = xsum.data();
     int64_t n_tasks = (w.rows + kDecodeRowsPerTask - 1) / kDecodeRowsPerTask;
     pool.parallel_for(n_tasks, [&](int64_t task, int) {
       int64_t r0 = task * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
@@ -56,7 +67,7 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
         const uint8_t* row = w.data + r * w.row_bytes;
         if (!fused) dequantize_row(w, r, tmp);
         for (int64_t t = 0; t < n_tokens; ++t)
-          y[t * w.rows + r] = fused ? fused(row, x + t * k, k) : kt.dot_f32(tmp, x + t * k, k);
+          y[t * w.rows + r] = fused ? fused(row, x + t * k, xs + t * nb, k) : kt.dot_f32(tmp, x + t * k, k);
       }
     });
     return;

@@ -13,7 +13,8 @@ class ThreadPool;
 namespace minnow::kernels {
 
 // Dot product of one row of `type` (k elements, k a multiple of the block size) with x.
-using DotRowFn = float (*)(const void* row, const float* x, int64_t k);
+// xsum[i] = sum of x over elements [32i, 32i+32) (computed once per matmul, shared by rows).
+using DotRowFn = float (*)(const void* row, const float* x, const float* xsum, int64_t k);
 // y[t * ldy + r] = dot(w[r * k ..], x[t * k ..]) for r < rows, t < n_tokens; w and x are f32.
 using GemmF32Fn = void (*)(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y,
                            int64_t ldy);
@@ -54,7 +55,10 @@ struct WeightView {
 };
 
 // y[t * w.rows + r] = sum_k W[r, k] * x[t * w.cols + k]: the one matmul entry point.
-void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
+// int8_activations: for few tokens (decode), round x to int8 blocks and use integer dot
+// products where the weight type has them: faster, but logits move by ~1e-2.
+void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
+            bool int8_activations = false);
 // Dequantize row r of w into out (w.cols floats).
 void dequantize_row(const WeightView& w, int64_t r, float* out);
 

@@ -15,8 +15,8 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t d, float eps) {
 
 }  // namespace
 
-Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool)
-    : m_(m), c_(m.config), pool_(pool), max_batch_(max_batch), ctx_(ctx) {
+Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool, bool int8_activations)
+    : m_(m), c_(m.config), pool_(pool), max_batch_(max_batch), ctx_(ctx), int8_(int8_activations) {
   const size_t B = static_cast<size_t>(max_batch);
   const size_t d = static_cast<size_t>(c_.d_model);
   const size_t qd = static_cast<size_t>(c_.n_heads) * static_cast<size_t>(c_.head_dim);
@@ -99,9 +99,9 @@ void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, f
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
     for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.attn_norm.data(), &h_[t * d], d, c_.rms_eps);
-    kernels::matmul(L.wq, h_.data(), n, q_.data(), pool_);
-    kernels::matmul(L.wk, h_.data(), n, k_.data(), pool_);
-    kernels::matmul(L.wv, h_.data(), n, v_.data(), pool_);
+    kernels::matmul(L.wq, h_.data(), n, q_.data(), pool_, int8_);
+    kernels::matmul(L.wk, h_.data(), n, k_.data(), pool_, int8_);
+    kernels::matmul(L.wv, h_.data(), n, v_.data(), pool_, int8_);
     rope(q_.data(), n, c_.n_heads);
     rope(k_.data(), n, c_.n_kv_heads);
     for (int t = 0; t < n; ++t) {
@@ -109,25 +109,25 @@ void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, f
       std::copy_n(&v_[t * kvd], kvd, kv.v(l, pos0 + t));
     }
     attention(l, n, pos0, kv);
-    kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_);
+    kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_);
     for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
 
     for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.ffn_norm.data(), &h_[t * d], d, c_.rms_eps);
-    kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool_);
-    kernels::matmul(L.up, h_.data(), n, up_.data(), pool_);
+    kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool_, int8_);
+    kernels::matmul(L.up, h_.data(), n, up_.data(), pool_, int8_);
     const int64_t ff = c_.d_ff;
     pool_.parallel_for(n, [&](int64_t t, int) {
       float* g = &gate_[t * ff];
       const float* u = &up_[t * ff];
       for (int64_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];  // SwiGLU
     });
-    kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_);
+    kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_);
     for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
   }
 
   const int first = all_logits ? 0 : n - 1;
   for (int t = first; t < n; ++t) rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[(t - first) * d], d, c_.rms_eps);
-  kernels::matmul(m_.output, h_.data(), n - first, logits, pool_);
+  kernels::matmul(m_.output, h_.data(), n - first, logits, pool_, int8_);
 }
 
 }  // namespace minnow

@@ -12,8 +12,9 @@ namespace minnow {
 
 class Transformer {
  public:
-  // max_batch: most tokens per forward call; ctx: KV capacity (attention scratch).
-  Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool);
+  // max_batch: most tokens per forward call; ctx: KV capacity (attention scratch);
+  // int8_activations: see kernels::matmul.
+  Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool, bool int8_activations = false);
 
   int max_batch() const { return max_batch_; }
 
@@ -29,6 +30,7 @@ class Transformer {
   const ModelConfig& c_;
   ThreadPool& pool_;
   int max_batch_, ctx_;
+  bool int8_;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
   std::vector<float> inv_freq_, cos_, sin_;
   std::vector<float> scores_;  // one row of ctx per thread

@@ -26,7 +26,7 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   batch_ = std::min(o.batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
   kv_ = std::make_unique<KvCache>(c, ctx_);
-  net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_);
+  net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_, o.int8_decode);
   logits_.resize(static_cast<size_t>(c.vocab_size));
 }
 

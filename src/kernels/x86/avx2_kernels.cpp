@@ -81,67 +81,68 @@ void gemm_f32_avx2(const float* w, int64_t rows, const float* x, int64_t n_token
     for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot_f32_avx2(w + r * k, x + t * k, k);
 }
 
-// Widens 16 nibble-or-byte values to two groups of 8 floats each.
-inline void u8x16_to_ps(__m128i v, __m256* lo, __m256* hi) {
-  *lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
-  *hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)));
+// 8 bytes of nibbles at p as int32 lanes: low nibbles are elements j..j+7 of the block,
+// high nibbles elements j+16..j+23. Widening whole bytes needs one shuffle per 8 bytes
+// (fused with the load); splitting nibbles after widening is plain ALU work.
+inline void nibbles_to_ps(const uint8_t* p, __m256* lo, __m256* hi) {
+  __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  *lo = _mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0xf)));
+  *hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4));
 }
 
-// Sum over one 32-element nibble block of q_j * x_j (in *qx) and x_j (in *xs), 8 lanes each.
-inline void nibble_block(const uint8_t* qs, const float* x, __m256* qx, __m256* xs) {
-  __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  __m128i mask = _mm_set1_epi8(0x0f);
-  __m128i lo = _mm_and_si128(raw, mask), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), mask);
-  __m256 q0, q1, q2, q3;
-  u8x16_to_ps(lo, &q0, &q1);  // elements 0..15
-  u8x16_to_ps(hi, &q2, &q3);  // elements 16..31
-  __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8), x2 = _mm256_loadu_ps(x + 16),
-         x3 = _mm256_loadu_ps(x + 24);
-  *qx = _mm256_fmadd_ps(q0, x0, _mm256_fmadd_ps(q1, x1, _mm256_fmadd_ps(q2, x2, _mm256_mul_ps(q3, x3))));
-  *xs = _mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3));
+// sum over one 32-element block of q_j * x_j, 8 lanes.
+inline __m256 nibble_block_dot(const uint8_t* qs, const float* x) {
+  __m256 l0, h0, l1, h1;
+  nibbles_to_ps(qs, &l0, &h0);
+  nibbles_to_ps(qs + 8, &l1, &h1);
+  __m256 a = _mm256_mul_ps(l0, _mm256_loadu_ps(x));
+  __m256 b = _mm256_mul_ps(l1, _mm256_loadu_ps(x + 8));
+  a = _mm256_fmadd_ps(h0, _mm256_loadu_ps(x + 16), a);
+  b = _mm256_fmadd_ps(h1, _mm256_loadu_ps(x + 24), b);
+  return _mm256_add_ps(a, b);
 }
 
-float dot_q4_0_avx2(const void* row, const float* x, int64_t k) {
+float dot_q4_0_avx2(const void* row, const float* x, const float* xsum, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc = _mm256_setzero_ps();
-  const __m256 eight = _mm256_set1_ps(8.0f);
-  for (int64_t i = 0; i < k; i += 32, b += 18, x += 32) {
-    __m256 qx, xs;
-    nibble_block(b + 2, x, &qx, &xs);
-    __m256 d = _mm256_set1_ps(load_half(b));
-    acc = _mm256_fmadd_ps(d, _mm256_fnmadd_ps(eight, xs, qx), acc);  // d * (sum q x - 8 sum x)
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  float offs = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 18, x += 32) {
+    const float d = load_half(b);
+    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(d), nibble_block_dot(b + 2, x), acc[i & 1]);
+    offs += d * xsum[i];  // d * sum (q - 8) x = d * sum q x - 8 d * sum x
   }
-  return hsum(acc);
+  return hsum(_mm256_add_ps(acc[0], acc[1])) - 8.0f * offs;
 }
 
-float dot_q4_1_avx2(const void* row, const float* x, int64_t k) {
+float dot_q4_1_avx2(const void* row, const float* x, const float* xsum, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < k; i += 32, b += 20, x += 32) {
-    __m256 qx, xs;
-    nibble_block(b + 4, x, &qx, &xs);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), qx, acc);       // d * sum q x
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b + 2)), xs, acc);   // m * sum x
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  float mins = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 20, x += 32) {
+    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), nibble_block_dot(b + 4, x), acc[i & 1]);
+    mins += load_half(b + 2) * xsum[i];  // m * sum x
   }
-  return hsum(acc);
+  return hsum(_mm256_add_ps(acc[0], acc[1])) + mins;
 }
 
-float dot_q8_0_avx2(const void* row, const float* x, int64_t k) {
+float dot_q8_0_avx2(const void* row, const float* x, const float*, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
   __m256 acc = _mm256_setzero_ps();
+  __m256 acc2 = _mm256_setzero_ps();
   for (int64_t i = 0; i < k; i += 32, b += 34, x += 32) {
     const uint8_t* qs = b + 2;
-    __m256 s = _mm256_setzero_ps();
+    __m256 s[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int j = 0; j < 32; j += 8) {
       __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j));
-      s = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_loadu_ps(x + j), s);
+      s[j >> 3 & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_loadu_ps(x + j), s[j >> 3 & 1]);
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), s, acc);
+    __m256& a = (i & 32) ? acc2 : acc;
+    a = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), _mm256_add_ps(s[0], s[1]), a);
   }
-  return hsum(acc);
+  return hsum(_mm256_add_ps(acc, acc2));
 }
 
-float dot_f16_avx2(const void* row, const float* x, int64_t k) {
+float dot_f16_avx2(const void* row, const float* x, const float*, int64_t k) {
   auto* h = static_cast<const uint16_t*>(row);
   __m256 acc = _mm256_setzero_ps();
   int64_t i = 0;
