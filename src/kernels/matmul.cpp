@@ -1,9 +1,12 @@
 // The one matmul entry point. Decode (few tokens): each weight row is streamed once
 // through a fused dequantize-dot kernel. Prefill: a panel of rows is dequantized once
 // into an f32 scratch and reused by every token through the register-blocked GEMM.
+// Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
+// so a decode step pays one thread synchronization for them instead of several.
 #include <algorithm>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/thread_pool.hpp"
 #include "kernels/ops.hpp"
 
@@ -13,12 +16,20 @@ namespace {
 constexpr int64_t kPanelRows = 16;       // rows dequantized together for prefill
 constexpr int64_t kDecodeRowsPerTask = 32;
 constexpr int64_t kPrefillMinTokens = 4;  // below this the fused dot is cheaper
+constexpr size_t kMaxOutputs = 4;
 
-std::vector<float>& scratch(size_t n) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf;
+template <typename T>
+T* grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
 }
+
+float* scratch(size_t n) {
+  thread_local std::vector<float> buf;
+  return grow(buf, n);
+}
+
+bool uses_block_sums(DType t) { return t == DType::Q4_0 || t == DType::Q4_1; }
 
 }  // namespace
 
@@ -28,56 +39,81 @@ void dequantize_row(const WeightView& w, int64_t r, float* out) {
 }
 
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool, bool int8_activations) {
+  const MatmulOut out{&w, y};
+  matmul_many({&out, 1}, x, n_tokens, pool, int8_activations);
+}
+
+void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                 bool int8_activations) {
+  if (outs.empty() || outs.size() > kMaxOutputs) throw Error("matmul: 1 to 4 outputs per call");
   const KernelTable& kt = active();
-  const int64_t k = w.cols;
-  if (n_tokens < kPrefillMinTokens && int8_activations && kt.dot_q8(w.type)) {
-    // Integer path: activations quantized once here, shared by all threads.
-    DotQ8Fn dot = kt.dot_q8(w.type);
-    const int64_t nb = k / 32;
-    thread_local std::vector<Q8Block> xq;
-    if (xq.size() < static_cast<size_t>(n_tokens * nb)) xq.resize(static_cast<size_t>(n_tokens * nb));
-    for (int64_t t = 0; t < n_tokens; ++t) quantize_q8(x + t * k, k, &xq[static_cast<size_t>(t * nb)]);
-    const Q8Block* xs = xq.data();
-    int64_t n_tasks = (w.rows + kDecodeRowsPerTask - 1) / kDecodeRowsPerTask;
-    pool.parallel_for(n_tasks, [&](int64_t task, int) {
-      int64_t r0 = task * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot(w.data + r * w.row_bytes, xs + t * nb, k);
+  const int64_t k = outs[0].w->cols;
+  const bool decode = n_tokens < kPrefillMinTokens;
+  const int64_t rows_per_task = decode ? kDecodeRowsPerTask : kPanelRows;
+  int64_t first_task[kMaxOutputs + 1] = {0};
+  for (size_t o = 0; o < outs.size(); ++o)
+    first_task[o + 1] = first_task[o] + (outs[o].w->rows + rows_per_task - 1) / rows_per_task;
+
+  if (!decode) {
+    pool.parallel_for(first_task[outs.size()], [&](int64_t task, int) {
+      size_t o = 0;
+      while (task >= first_task[o + 1]) ++o;
+      const WeightView& w = *outs[o].w;
+      int64_t r0 = (task - first_task[o]) * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
+      float* panel = scratch(static_cast<size_t>(kPanelRows * k));
+      for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
+      kt.gemm_f32(panel, rows, x, n_tokens, k, outs[o].y + r0, w.rows);
     });
     return;
   }
-  if (n_tokens < kPrefillMinTokens) {
+
+  // Per-call preparation of x, shared by every row of every output (grown once, reused).
+  const int64_t nb = k / 32;
+  bool need_sums = false, need_q8 = false;
+  for (const auto& o : outs) {
+    need_q8 |= int8_activations && kt.dot_q8(o.w->type) != nullptr;
+    need_sums |= !int8_activations && uses_block_sums(o.w->type) && kt.dot_row(o.w->type) != nullptr;
+  }
+  thread_local std::vector<Q8Block> xq_buf;
+  thread_local std::vector<float> xsum_buf;
+  const Q8Block* xq = nullptr;
+  const float* xsum = nullptr;
+  if (need_q8) {
+    Q8Block* q = grow(xq_buf, static_cast<size_t>(n_tokens * nb));
+    for (int64_t t = 0; t < n_tokens; ++t) quantize_q8(x + t * k, k, q + t * nb);
+    xq = q;
+  }
+  if (need_sums) {
+    float* s = grow(xsum_buf, static_cast<size_t>(n_tokens * nb));
+    for (int64_t t = 0; t < n_tokens; ++t)
+      for (int64_t b = 0; b < nb; ++b) {
+        float acc = 0;
+        for (int j = 0; j < 32; ++j) acc += x[t * k + b * 32 + j];
+        s[t * nb + b] = acc;
+      }
+    xsum = s;
+  }
+
+  pool.parallel_for(first_task[outs.size()], [&](int64_t task, int) {
+    size_t o = 0;
+    while (task >= first_task[o + 1]) ++o;
+    const WeightView& w = *outs[o].w;
+    float* y = outs[o].y;
+    const int64_t r0 = (task - first_task[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
+    DotQ8Fn dot8 = int8_activations ? kt.dot_q8(w.type) : nullptr;
     DotRowFn fused = kt.dot_row(w.type);
-    // Block sums of x, shared by every row (kernels for formats with an offset use them).
-    const int64_t nb = k / 32;
-    thread_local std::vector<float> xsum;
-    if (xsum.size() < static_cast<size_t>(n_tokens * nb)) xsum.resize(static_cast<size_t>(n_tokens * nb));
-    if (fused)
-      for (int64_t i = 0; i < n_tokens * nb; ++i) {
-        float s = 0;
-        for (int j = 0; j < 32; ++j) s += x[i * 32 + j];
-        xsum[static_cast<size_t>(i)] = s;
+    float* tmp = dot8 || fused ? nullptr : scratch(static_cast<size_t>(k));
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint8_t* row = w.data + r * w.row_bytes;
+      if (dot8) {
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot8(row, xq + t * nb, k);
+      } else if (fused) {
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = fused(row, x + t * k, xsum ? xsum + t * nb : nullptr, k);
+      } else {
+        dequantize_row(w, r, tmp);
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = kt.dot_f32(tmp, x + t * k, k);
       }
-    const float* xs = xsum.data();
-    int64_t n_tasks = (w.rows + kDecodeRowsPerTask - 1) / kDecodeRowsPerTask;
-    pool.parallel_for(n_tasks, [&](int64_t task, int) {
-      int64_t r0 = task * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
-      float* tmp = fused ? nullptr : scratch(k).data();
-      for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* row = w.data + r * w.row_bytes;
-        if (!fused) dequantize_row(w, r, tmp);
-        for (int64_t t = 0; t < n_tokens; ++t)
-          y[t * w.rows + r] = fused ? fused(row, x + t * k, xs + t * nb, k) : kt.dot_f32(tmp, x + t * k, k);
-      }
-    });
-    return;
-  }
-  int64_t n_tasks = (w.rows + kPanelRows - 1) / kPanelRows;
-  pool.parallel_for(n_tasks, [&](int64_t task, int) {
-    int64_t r0 = task * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
-    float* panel = scratch(static_cast<size_t>(kPanelRows * k)).data();
-    for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
-    kt.gemm_f32(panel, rows, x, n_tokens, k, y + r0, w.rows);
+    }
   });
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "tensor/dtype.hpp"
 
@@ -59,6 +60,15 @@ struct WeightView {
 // products where the weight type has them: faster, but logits move by ~1e-2.
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
             bool int8_activations = false);
+// One output of matmul_many: y = W x with W's row count as the leading dimension.
+struct MatmulOut {
+  const WeightView* w;
+  float* y;
+};
+// Several matmuls over the same x (all W with the same column count) in one parallel loop.
+void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                 bool int8_activations = false);
+
 // Dequantize row r of w into out (w.cols floats).
 void dequantize_row(const WeightView& w, int64_t r, float* out);
 

@@ -99,9 +99,8 @@ void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, f
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
     for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.attn_norm.data(), &h_[t * d], d, c_.rms_eps);
-    kernels::matmul(L.wq, h_.data(), n, q_.data(), pool_, int8_);
-    kernels::matmul(L.wk, h_.data(), n, k_.data(), pool_, int8_);
-    kernels::matmul(L.wv, h_.data(), n, v_.data(), pool_, int8_);
+    const kernels::MatmulOut qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
+    kernels::matmul_many(qkv, h_.data(), n, pool_, int8_);
     rope(q_.data(), n, c_.n_heads);
     rope(k_.data(), n, c_.n_kv_heads);
     for (int t = 0; t < n; ++t) {
@@ -113,8 +112,8 @@ void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, f
     for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
 
     for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.ffn_norm.data(), &h_[t * d], d, c_.rms_eps);
-    kernels::matmul(L.gate, h_.data(), n, gate_.data(), pool_, int8_);
-    kernels::matmul(L.up, h_.data(), n, up_.data(), pool_, int8_);
+    const kernels::MatmulOut gate_up[] = {{&L.gate, gate_.data()}, {&L.up, up_.data()}};
+    kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_);
     const int64_t ff = c_.d_ff;
     pool_.parallel_for(n, [&](int64_t t, int) {
       float* g = &gate_[t * ff];

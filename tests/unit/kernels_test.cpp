@@ -177,7 +177,9 @@ TEST(Kernels, Q8ActivationDotsMatchReference) {
       const double scale = abs_dot(w.data(), xd.data(), k) + 1e-6;
       const float want = ref(row.data(), xq.data(), k);
       EXPECT_NEAR(want, ref_dot(w.data(), xd.data(), k), 1e-5 * scale) << dtype_name(t) << " k=" << k;
-      if (fast()) EXPECT_NEAR(fast()->dot_q8(t)(row.data(), xq.data(), k), want, 1e-5 * scale) << dtype_name(t) << " k=" << k;
+      if (fast()) {
+        EXPECT_NEAR(fast()->dot_q8(t)(row.data(), xq.data(), k), want, 1e-5 * scale) << dtype_name(t) << " k=" << k;
+      }
     }
   }
 }

@@ -5,6 +5,7 @@
 #include "chat/jinja/error.hpp"
 #include "chat/jinja/methods.hpp"
 #include "chat/jinja/operators.hpp"
+#include "chat/jinja/str_ops.hpp"
 #include "chat/jinja/utf8.hpp"
 #include "chat/jinja/value_format.hpp"
 
@@ -18,7 +19,7 @@ std::string object_repr(const Value& v) {
 }
 
 Value missing_attr(const Value& obj, const std::string& name) {
-  return Value::undefined("'" + object_repr(obj) + "' has no attribute '" + name + "'");
+  return Value::undefined(concat("'", object_repr(obj), "' has no attribute '", name, "'"));
 }
 
 // Python index normalization; false when out of range.
@@ -69,7 +70,7 @@ Value get_item(const Value& obj, const Value& index) {
   }
   // jinja2 falls back to attribute lookup for string subscripts: ns['x'], s['strip'].
   if (index.is_string()) return get_attr(obj, index.as_string());
-  return Value::undefined("'" + object_repr(obj) + "' has no element " + to_repr(index));
+  return Value::undefined(concat("'", object_repr(obj), "' has no element ", to_repr(index)));
 }
 
 Value get_slice(const Value& obj, const Value& start, const Value& stop, const Value& step) {

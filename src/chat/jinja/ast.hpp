@@ -96,4 +96,9 @@ struct Stmt {
   std::variant<Text, Print, If, For, Set, SetAttr, SetBlock, Break, Continue, Macro> node;
 };
 
+// Height of e's subtree, computed from its children's stored depths. Left-deep
+// chains such as a.b.c... or 1+1+1... grow without parser recursion, so the
+// parser bounds this instead: evaluation and destruction recurse along it.
+int node_depth(const Expr& e);
+
 }  // namespace minnow::chat::jinja

@@ -3,6 +3,7 @@
 #include "chat/jinja/builtins.hpp"
 #include "chat/jinja/error.hpp"
 #include "chat/jinja/operators.hpp"
+#include "chat/jinja/str_ops.hpp"
 #include "chat/jinja/value_format.hpp"
 
 namespace minnow::chat::jinja {
@@ -44,7 +45,7 @@ Value Evaluator::lookup(std::string_view name) const {
     if (found != it->end()) return found->second;
   }
   if (const Value* g = find_global(name)) return *g;
-  return Value::undefined("'" + std::string(name) + "' is undefined");
+  return Value::undefined(concat("'", name, "' is undefined"));
 }
 
 void Evaluator::assign(const Target& target, const Value& value) {
@@ -312,10 +313,12 @@ Value Evaluator::eval_node(const Expr& expr) {
         } else if constexpr (std::is_same_v<N, Filter>) {
           Value input = eval(*n.input);
           CallArgs args = eval_args(n.site);
+          if (n.fn == nullptr) throw EvalError("unknown filter '" + n.name + "'");
           return n.fn(input, args);
         } else if constexpr (std::is_same_v<N, Test>) {
           Value input = eval(*n.input);
           CallArgs args = eval_args(n.site);
+          if (n.fn == nullptr) throw EvalError("unknown test '" + n.name + "'");
           return Value(n.fn(input, args) != n.negated);
         }
       },

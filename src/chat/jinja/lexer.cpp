@@ -26,7 +26,11 @@ std::string normalize_source(std::string_view source) {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+// Python identifiers may use non-ASCII letters; any non-ASCII byte is taken as
+// part of a name (whitespace outside ASCII is checked before names are).
+bool is_name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+}
 bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
 
 int hex_digit(char c) {

