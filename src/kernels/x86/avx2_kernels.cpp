@@ -102,44 +102,72 @@ inline __m256 nibble_block_dot(const uint8_t* qs, const float* x) {
   return _mm256_add_ps(a, b);
 }
 
+// Loops below handle two blocks per iteration with separate accumulators: a single
+// accumulator (or an indexed pair, which compilers keep in memory) serializes on FMA latency.
 float dot_q4_0_avx2(const void* row, const float* x, const float* xsum, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  float offs = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 18, x += 32) {
-    const float d = load_half(b);
-    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(d), nibble_block_dot(b + 2, x), acc[i & 1]);
-    offs += d * xsum[i];  // d * sum (q - 8) x = d * sum q x - 8 d * sum x
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  __m256 offs = _mm256_setzero_ps();  // lane 0: d * sum x of each block
+  const int64_t nb = k / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, b += 36, x += 64) {
+    const float d0 = load_half(b), d1 = load_half(b + 18);
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0), nibble_block_dot(b + 2, x), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d1), nibble_block_dot(b + 20, x + 32), acc1);
+    offs = _mm256_add_ps(offs, _mm256_set_ps(0, 0, 0, 0, 0, 0, d1 * xsum[i + 1], d0 * xsum[i]));
   }
-  return hsum(_mm256_add_ps(acc[0], acc[1])) - 8.0f * offs;
+  float tail = 0;
+  if (i < nb) {
+    const float d = load_half(b);
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d), nibble_block_dot(b + 2, x), acc0);
+    tail = d * xsum[i];
+  }
+  // d * sum (q - 8) x = d * sum q x - 8 * d * sum x
+  return hsum(_mm256_add_ps(acc0, acc1)) - 8.0f * (hsum(offs) + tail);
 }
 
 float dot_q4_1_avx2(const void* row, const float* x, const float* xsum, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  float mins = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 20, x += 32) {
-    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), nibble_block_dot(b + 4, x), acc[i & 1]);
-    mins += load_half(b + 2) * xsum[i];  // m * sum x
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  float mins0 = 0, mins1 = 0;  // m * sum x
+  const int64_t nb = k / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, b += 40, x += 64) {
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), nibble_block_dot(b + 4, x), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b + 20)), nibble_block_dot(b + 24, x + 32), acc1);
+    mins0 += load_half(b + 2) * xsum[i];
+    mins1 += load_half(b + 22) * xsum[i + 1];
   }
-  return hsum(_mm256_add_ps(acc[0], acc[1])) + mins;
+  if (i < nb) {
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), nibble_block_dot(b + 4, x), acc0);
+    mins0 += load_half(b + 2) * xsum[i];
+  }
+  return hsum(_mm256_add_ps(acc0, acc1)) + (mins0 + mins1);
+}
+
+inline __m256 q8_block_dot(const uint8_t* qs, const float* x) {
+  auto lane = [&](int j) {
+    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j));
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+  };
+  __m256 a = _mm256_mul_ps(lane(0), _mm256_loadu_ps(x));
+  __m256 b = _mm256_mul_ps(lane(8), _mm256_loadu_ps(x + 8));
+  a = _mm256_fmadd_ps(lane(16), _mm256_loadu_ps(x + 16), a);
+  b = _mm256_fmadd_ps(lane(24), _mm256_loadu_ps(x + 24), b);
+  return _mm256_add_ps(a, b);
 }
 
 float dot_q8_0_avx2(const void* row, const float* x, const float*, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc = _mm256_setzero_ps();
-  __m256 acc2 = _mm256_setzero_ps();
-  for (int64_t i = 0; i < k; i += 32, b += 34, x += 32) {
-    const uint8_t* qs = b + 2;
-    __m256 s[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int j = 0; j < 32; j += 8) {
-      __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j));
-      s[j >> 3 & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), _mm256_loadu_ps(x + j), s[j >> 3 & 1]);
-    }
-    __m256& a = (i & 32) ? acc2 : acc;
-    a = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), _mm256_add_ps(s[0], s[1]), a);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  const int64_t nb = k / 32;
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, b += 68, x += 64) {
+    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), q8_block_dot(b + 2, x), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b + 34)), q8_block_dot(b + 36, x + 32), acc1);
   }
-  return hsum(_mm256_add_ps(acc, acc2));
+  if (i < nb) acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), q8_block_dot(b + 2, x), acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
 }
 
 float dot_f16_avx2(const void* row, const float* x, const float*, int64_t k) {
