@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "tokenizer/byte_level.hpp"
+#include "tokenizer/nfc.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace minnow {
@@ -38,7 +39,8 @@ constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|endoftext|>", "
 
 }  // namespace
 
-BpeTokenizer::BpeTokenizer(BpeVocab vocab) : v_(std::move(vocab)), pre_(v_.pre_tokenizer) {
+BpeTokenizer::BpeTokenizer(BpeVocab vocab)
+    : v_(std::move(vocab)), pre_(v_.pre_patterns.empty() ? PreTokenizer::preset(v_.pre_tokenizer) : v_.pre_patterns) {
   const size_t n = v_.tokens.size();
   if (n == 0) fail("empty vocabulary");
   if (n > (1u << 30)) fail("vocabulary too large");
@@ -55,6 +57,7 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab) : v_(std::move(vocab)), pre_(v_.pre_t
     return v_.tokens[static_cast<size_t>(a)].size() > v_.tokens[static_cast<size_t>(b)].size();
   });
   const auto& chars = byte_level_chars();
+  byte_chars_ = chars;
   for (int b = 0; b < 256; ++b) {
     // A vocabulary may lack a few control bytes; like Hugging Face's BPE without an unknown
     // token, such bytes are dropped.
@@ -94,8 +97,13 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool parse_spec
   std::vector<int32_t> out;
   if (add_bos_) out.push_back(bos_id_);
   std::vector<std::string_view> words;
+  std::string normalized;
   auto encode_plain = [&](std::string_view s) {
     if (s.empty()) return;
+    if (v_.nfc) {
+      normalized = nfc_normalize(s);
+      s = normalized;
+    }
     words.clear();
     pre_.split(s, words);
     for (auto w : words) encode_word(w, out);
@@ -127,6 +135,17 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool parse_spec
 // Applies merges lowest rank first (leftmost on ties) over a linked list of symbols;
 // a heap keeps long words O(n log n).
 void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
+  if (v_.ignore_merges) {
+    std::string mapped;
+    for (char c : word) mapped += byte_chars_[static_cast<uint8_t>(c)];
+    auto it = ids_.find(mapped);
+    // Only model tokens count: Hugging Face looks the word up in the BPE vocabulary, which
+    // holds no added tokens.
+    if (it != ids_.end() && v_.types[static_cast<size_t>(it->second)] == TokenType::Normal) {
+      out.push_back(it->second);
+      return;
+    }
+  }
   struct Sym {
     int32_t id;
     int prev, next;

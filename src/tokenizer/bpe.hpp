@@ -16,6 +16,9 @@ struct BpeVocab {
   std::vector<TokenType> types;                      // same length as tokens
   std::vector<std::pair<std::string, std::string>> merges;  // in rank order
   std::string pre_tokenizer = "gpt2";
+  std::vector<std::string> pre_patterns;  // explicit regexes; when set, pre_tokenizer is unused
+  bool nfc = false;            // NFC-normalize text outside special tokens (tokenizer.json normalizer)
+  bool ignore_merges = false;  // a word found whole in the vocabulary is one token (Llama 3)
   int32_t bos_id = -1, eos_id = -1, eot_id = -1;
   bool add_bos = false;
 };
@@ -46,6 +49,7 @@ class BpeTokenizer : public Tokenizer {
   std::array<int32_t, 256> byte_token_{};
   std::vector<std::string> bytes_;  // decoded bytes of each token
   std::vector<int32_t> specials_;   // control and user-defined tokens, longest text first
+  std::array<std::string, 256> byte_chars_;  // byte -> byte-level character, for ignore_merges
 };
 
 }  // namespace minnow

@@ -47,19 +47,28 @@ struct PreTokenizer::Regex {
   }
 };
 
-PreTokenizer::PreTokenizer(std::string_view name) {
-  const Preset* preset = nullptr;
+std::vector<std::string> PreTokenizer::preset(std::string_view name) {
   for (const auto& p : presets())
-    if (name == p.name) preset = &p;
-  if (!preset) throw Error("tokenizer: pre-tokenizer '" + std::string(name) + "' is not supported yet");
-  for (const char* pat : preset->patterns) {
+    if (name == p.name) return {p.patterns.begin(), p.patterns.end()};
+  throw Error("tokenizer: pre-tokenizer '" + std::string(name) + "' is not supported yet");
+}
+
+PreTokenizer::PreTokenizer(std::string_view name) : PreTokenizer(preset(name)) {}
+
+PreTokenizer::PreTokenizer(const std::vector<std::string>& patterns) {
+  for (const auto& pat : patterns) {
     auto r = std::make_unique<Regex>();
     int err = 0;
     PCRE2_SIZE off = 0;
     // UCP: \s, \p{..} follow Unicode; MATCH_INVALID_UTF: arbitrary bytes never fail the match.
-    r->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pat), PCRE2_ZERO_TERMINATED,
+    r->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pat.data()), pat.size(),
                             PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &off, nullptr);
-    if (!r->code) throw Error("tokenizer: internal regex failed to compile at offset " + std::to_string(off));
+    if (!r->code) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(err, msg, sizeof msg);
+      throw Error("tokenizer: pre-tokenizer regex '" + pat + "' does not compile at offset " + std::to_string(off) +
+                  ": " + reinterpret_cast<const char*>(msg));
+    }
     pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);  // optional speed-up; falls back silently
     r->match = pcre2_match_data_create_from_pattern(r->code, nullptr);
     regexes_.push_back(std::move(r));

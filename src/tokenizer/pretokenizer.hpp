@@ -1,6 +1,7 @@
 // Pre-tokenization: splits text into words before BPE, by a list of regexes applied in
 // turn (each one splits every piece the previous produced; matches and the text between
-// them both become pieces). The regex lists are selected by tokenizer.ggml.pre.
+// them both become pieces). The regex lists come from a named preset (tokenizer.ggml.pre)
+// or are given explicitly (a tokenizer.json's own Split patterns).
 #pragma once
 #include <memory>
 #include <string>
@@ -13,6 +14,8 @@ class PreTokenizer {
  public:
   // Throws Error if `name` is unknown.
   explicit PreTokenizer(std::string_view name);
+  // PCRE2 patterns applied in order; throws Error naming a pattern that fails to compile.
+  explicit PreTokenizer(const std::vector<std::string>& patterns);
   ~PreTokenizer();
   PreTokenizer(const PreTokenizer&) = delete;
   PreTokenizer& operator=(const PreTokenizer&) = delete;
@@ -21,6 +24,8 @@ class PreTokenizer {
   void split(std::string_view text, std::vector<std::string_view>& out) const;
 
   static std::vector<std::string> known_names();
+  // The patterns of a named preset; throws Error if `name` is unknown.
+  static std::vector<std::string> preset(std::string_view name);
 
  private:
   struct Regex;

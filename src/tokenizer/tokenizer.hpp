@@ -44,4 +44,10 @@ class Tokenizer {
 // Builds the tokenizer described by a GGUF file's tokenizer.ggml.* metadata.
 std::unique_ptr<Tokenizer> tokenizer_from_gguf(const GgufFile& f);
 
+// Builds a byte-level BPE tokenizer from a Hugging Face tokenizer.json, reading
+// tokenizer_config.json from the same directory when present (BOS/EOS names). Encodes as
+// the `tokenizers` package does with add_special_tokens=True. Throws Error on malformed
+// files and on constructs that are not supported.
+std::unique_ptr<Tokenizer> tokenizer_from_hf_json(const std::string& tokenizer_json_path);
+
 }  // namespace minnow

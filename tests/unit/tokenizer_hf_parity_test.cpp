@@ -1,0 +1,54 @@
+// Parity of tokenizer_from_hf_json with the `tokenizers` package: golden ids made by
+// tests/reference/make_tokenizer_golden.py must be reproduced exactly, for every string.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace {
+
+const std::string kRoot = MINNOW_SOURCE_DIR;
+const std::string kData = kRoot + "/../shared/data/tokenizers/";
+
+void check_parity(const std::string& name) {
+  const std::string tok_path = kData + name + "/tokenizer.json";
+  if (!std::filesystem::exists(tok_path)) GTEST_SKIP() << "no tokenizer data at " << tok_path;
+  std::ifstream in(kRoot + "/tests/reference/golden/tokenizers/" + name + ".json");
+  ASSERT_TRUE(in) << "missing golden file for " << name;
+  const auto golden = nlohmann::json::parse(in);
+  auto tok = minnow::tokenizer_from_hf_json(tok_path);
+
+  size_t matched = 0, round_trips = 0, round_trip_ok = 0;
+  std::map<std::string, size_t> failed_by_category;
+  for (const auto& row : golden) {
+    const auto text = row.at("text").get<std::string>();
+    const auto want = row.at("ids").get<std::vector<int32_t>>();
+    const auto got = tok->encode(text, /*parse_special=*/true);
+    if (got == want) {
+      ++matched;
+    } else {
+      ++failed_by_category[row.at("category").get<std::string>()];
+      ADD_FAILURE() << name << ": ids differ for " << nlohmann::json(text).dump();
+    }
+    if (row.at("roundtrip").get<bool>()) {
+      ++round_trips;
+      if (tok->decode(got, /*render_special=*/true) == text) ++round_trip_ok;
+      else ADD_FAILURE() << name << ": decode(encode(x)) != x for " << nlohmann::json(text).dump();
+    }
+  }
+  std::printf("[ parity   ] %s: %zu/%zu strings match, %zu/%zu round-trip\n", name.c_str(), matched, golden.size(),
+              round_trip_ok, round_trips);
+  for (const auto& [cat, n] : failed_by_category) std::printf("[ parity   ]   %s: %zu mismatches\n", cat.c_str(), n);
+  EXPECT_EQ(matched, golden.size());
+  EXPECT_GE(golden.size(), 2000u);
+}
+
+}  // namespace
+
+TEST(TokenizerHfParity, Qwen3) { check_parity("qwen3"); }
+TEST(TokenizerHfParity, Llama3) { check_parity("llama3"); }
