@@ -69,19 +69,29 @@ void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_toke
 
   // Per-call preparation of x, shared by every row of every output (grown once, reused).
   const int64_t nb = k / 32;
-  bool need_sums = false, need_q8 = false;
+  auto q8_kernel = [&](DType t) { return int8_activations ? kt.dot_q8(t) : nullptr; };
+  auto q16_kernel = [&](DType t) { return q8_kernel(t) ? nullptr : kt.dot_q16(t); };
+  bool need_sums = false, need_q8 = false, need_q16 = false;
   for (const auto& o : outs) {
-    need_q8 |= int8_activations && kt.dot_q8(o.w->type) != nullptr;
-    need_sums |= !int8_activations && uses_block_sums(o.w->type) && kt.dot_row(o.w->type) != nullptr;
+    need_q8 |= q8_kernel(o.w->type) != nullptr;
+    need_q16 |= q16_kernel(o.w->type) != nullptr;
+    need_sums |= uses_block_sums(o.w->type) && q16_kernel(o.w->type);
   }
   thread_local std::vector<Q8Block> xq_buf;
+  thread_local std::vector<Q16Block> xq16_buf;
   thread_local std::vector<float> xsum_buf;
   const Q8Block* xq = nullptr;
+  const Q16Block* xq16 = nullptr;
   const float* xsum = nullptr;
   if (need_q8) {
     Q8Block* q = grow(xq_buf, static_cast<size_t>(n_tokens * nb));
     for (int64_t t = 0; t < n_tokens; ++t) quantize_q8(x + t * k, k, q + t * nb);
     xq = q;
+  }
+  if (need_q16) {
+    Q16Block* q = grow(xq16_buf, static_cast<size_t>(n_tokens * nb));
+    for (int64_t t = 0; t < n_tokens; ++t) quantize_q16(x + t * k, k, q + t * nb);
+    xq16 = q;
   }
   if (need_sums) {
     float* s = grow(xsum_buf, static_cast<size_t>(n_tokens * nb));
@@ -100,15 +110,18 @@ void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_toke
     const WeightView& w = *outs[o].w;
     float* y = outs[o].y;
     const int64_t r0 = (task - first_task[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
-    DotQ8Fn dot8 = int8_activations ? kt.dot_q8(w.type) : nullptr;
+    DotQ8Fn dot8 = q8_kernel(w.type);
+    DotQ16Fn dot16 = q16_kernel(w.type);
     DotRowFn fused = kt.dot_row(w.type);
-    float* tmp = dot8 || fused ? nullptr : scratch(static_cast<size_t>(k));
+    float* tmp = dot8 || dot16 || fused ? nullptr : scratch(static_cast<size_t>(k));
     for (int64_t r = r0; r < r1; ++r) {
       const uint8_t* row = w.data + r * w.row_bytes;
       if (dot8) {
         for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot8(row, xq + t * nb, k);
+      } else if (dot16) {
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot16(row, xq16 + t * nb, xsum ? xsum + t * nb : nullptr, k);
       } else if (fused) {
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = fused(row, x + t * k, xsum ? xsum + t * nb : nullptr, k);
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = fused(row, x + t * k, k);
       } else {
         dequantize_row(w, r, tmp);
         for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = kt.dot_f32(tmp, x + t * k, k);

@@ -14,8 +14,7 @@ class ThreadPool;
 namespace minnow::kernels {
 
 // Dot product of one row of `type` (k elements, k a multiple of the block size) with x.
-// xsum[i] = sum of x over elements [32i, 32i+32) (computed once per matmul, shared by rows).
-using DotRowFn = float (*)(const void* row, const float* x, const float* xsum, int64_t k);
+using DotRowFn = float (*)(const void* row, const float* x, int64_t k);
 // y[t * ldy + r] = dot(w[r * k ..], x[t * k ..]) for r < rows, t < n_tokens; w and x are f32.
 using GemmF32Fn = void (*)(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y,
                            int64_t ldy);
@@ -29,6 +28,17 @@ struct Q8Block {
 };
 // Dot product of one weight row (k elements) with k/32 quantized activation blocks.
 using DotQ8Fn = float (*)(const void* row, const Q8Block* x, int64_t k);
+
+// Activations rounded to int16 for the default decode path: relative error <= 1/65534 of
+// the block maximum (far below what moves a logit), while integer multiply-adds need a
+// third of the instructions of float conversion.
+struct Q16Block {
+  float d;
+  int16_t q[32];
+};
+// xsum[i] = sum of the float activations of block i (for formats with a minimum/offset).
+using DotQ16Fn = float (*)(const void* row, const Q16Block* x, const float* xsum, int64_t k);
+void quantize_q16(const float* x, int64_t k, Q16Block* out);
 // x (k floats, k a multiple of 32) -> k/32 blocks; round to nearest, scale = max|x| / 127.
 void quantize_q8(const float* x, int64_t k, Q8Block* out);
 
@@ -37,9 +47,11 @@ struct KernelTable {
   DotF32Fn dot_f32;
   GemmF32Fn gemm_f32;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
-  DotRowFn q4_0, q4_1, q8_0, f16;
+  DotRowFn f16;
   DotQ8Fn dot_q8(DType t) const;  // integer kernel for t against Q8 activations, or nullptr
   DotQ8Fn q4_0_q8, q4_1_q8, q8_0_q8;
+  DotQ16Fn dot_q16(DType t) const;  // integer kernel against Q16 activations, or nullptr
+  DotQ16Fn q4_0_q16, q4_1_q16, q8_0_q16;
 };
 
 const KernelTable& ref_kernels();
@@ -56,8 +68,8 @@ struct WeightView {
 };
 
 // y[t * w.rows + r] = sum_k W[r, k] * x[t * w.cols + k]: the one matmul entry point.
-// int8_activations: for few tokens (decode), round x to int8 blocks and use integer dot
-// products where the weight type has them: faster, but logits move by ~1e-2.
+// Decode (few tokens) rounds x to int16 blocks for Q4_0/Q4_1/Q8_0 weights.
+// int8_activations: round to int8 instead: faster, but logits move by ~1e-2.
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
             bool int8_activations = false);
 // One output of matmul_many: y = W x with W's row count as the leading dimension.

@@ -67,7 +67,60 @@ float dot_q8_0_q8_ref(const void* row, const Q8Block* x, int64_t k) {
   return sum;
 }
 
+float dot_q4_0_q16_ref(const void* row, const Q16Block* x, const float*, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  float sum = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 18) {
+    int64_t acc = 0;
+    for (int j = 0; j < 16; ++j)
+      acc += ((b[2 + j] & 0xf) - 8) * x[i].q[j] + ((b[2 + j] >> 4) - 8) * x[i].q[j + 16];
+    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
+float dot_q4_1_q16_ref(const void* row, const Q16Block* x, const float* xsum, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  float sum = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 20) {
+    int64_t acc = 0;
+    for (int j = 0; j < 16; ++j) acc += (b[4 + j] & 0xf) * x[i].q[j] + (b[4 + j] >> 4) * x[i].q[j + 16];
+    sum += ld_half(b) * x[i].d * static_cast<float>(acc) + ld_half(b + 2) * xsum[i];
+  }
+  return sum;
+}
+
+float dot_q8_0_q16_ref(const void* row, const Q16Block* x, const float*, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  float sum = 0;
+  for (int64_t i = 0; i < k / 32; ++i, b += 34) {
+    int64_t acc = 0;
+    for (int j = 0; j < 32; ++j) acc += static_cast<int8_t>(b[2 + j]) * x[i].q[j];
+    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
+  }
+  return sum;
+}
+
 }  // namespace
+
+void quantize_q16(const float* x, int64_t k, Q16Block* out) {
+  for (int64_t i = 0; i < k / 32; ++i, x += 32) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 32767.0f, inv = d > 0 ? 1.0f / d : 0.0f;
+    for (int j = 0; j < 32; ++j) out[i].q[j] = static_cast<int16_t>(std::nearbyint(x[j] * inv));
+    out[i].d = d;
+  }
+}
+
+DotQ16Fn KernelTable::dot_q16(DType t) const {
+  switch (t) {
+    case DType::Q4_0: return q4_0_q16;
+    case DType::Q4_1: return q4_1_q16;
+    case DType::Q8_0: return q8_0_q16;
+    default: return nullptr;
+  }
+}
 
 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   for (int64_t i = 0; i < k / 32; ++i, x += 32) {
@@ -95,17 +148,15 @@ DotQ8Fn KernelTable::dot_q8(DType t) const {
 
 DotRowFn KernelTable::dot_row(DType t) const {
   switch (t) {
-    case DType::Q4_0: return q4_0;
-    case DType::Q4_1: return q4_1;
-    case DType::Q8_0: return q8_0;
     case DType::F16: return f16;
     default: return nullptr;
   }
 }
 
 const KernelTable& ref_kernels() {
-  static const KernelTable t{"scalar", dot_f32_ref, gemm_f32_ref, nullptr, nullptr, nullptr, nullptr,
-                             dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref};
+  static const KernelTable t{"scalar", dot_f32_ref, gemm_f32_ref, nullptr,
+                             dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref,
+                             dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref};
   return t;
 }
 

@@ -81,96 +81,7 @@ void gemm_f32_avx2(const float* w, int64_t rows, const float* x, int64_t n_token
     for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot_f32_avx2(w + r * k, x + t * k, k);
 }
 
-// 8 bytes of nibbles at p as int32 lanes: low nibbles are elements j..j+7 of the block,
-// high nibbles elements j+16..j+23. Widening whole bytes needs one shuffle per 8 bytes
-// (fused with the load); splitting nibbles after widening is plain ALU work.
-inline void nibbles_to_ps(const uint8_t* p, __m256* lo, __m256* hi) {
-  __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-  *lo = _mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(0xf)));
-  *hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4));
-}
-
-// sum over one 32-element block of q_j * x_j, 8 lanes.
-inline __m256 nibble_block_dot(const uint8_t* qs, const float* x) {
-  __m256 l0, h0, l1, h1;
-  nibbles_to_ps(qs, &l0, &h0);
-  nibbles_to_ps(qs + 8, &l1, &h1);
-  __m256 a = _mm256_mul_ps(l0, _mm256_loadu_ps(x));
-  __m256 b = _mm256_mul_ps(l1, _mm256_loadu_ps(x + 8));
-  a = _mm256_fmadd_ps(h0, _mm256_loadu_ps(x + 16), a);
-  b = _mm256_fmadd_ps(h1, _mm256_loadu_ps(x + 24), b);
-  return _mm256_add_ps(a, b);
-}
-
-// Loops below handle two blocks per iteration with separate accumulators: a single
-// accumulator (or an indexed pair, which compilers keep in memory) serializes on FMA latency.
-float dot_q4_0_avx2(const void* row, const float* x, const float* xsum, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  __m256 offs = _mm256_setzero_ps();  // lane 0: d * sum x of each block
-  const int64_t nb = k / 32;
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, b += 36, x += 64) {
-    const float d0 = load_half(b), d1 = load_half(b + 18);
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d0), nibble_block_dot(b + 2, x), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(d1), nibble_block_dot(b + 20, x + 32), acc1);
-    offs = _mm256_add_ps(offs, _mm256_set_ps(0, 0, 0, 0, 0, 0, d1 * xsum[i + 1], d0 * xsum[i]));
-  }
-  float tail = 0;
-  if (i < nb) {
-    const float d = load_half(b);
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(d), nibble_block_dot(b + 2, x), acc0);
-    tail = d * xsum[i];
-  }
-  // d * sum (q - 8) x = d * sum q x - 8 * d * sum x
-  return hsum(_mm256_add_ps(acc0, acc1)) - 8.0f * (hsum(offs) + tail);
-}
-
-float dot_q4_1_avx2(const void* row, const float* x, const float* xsum, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  float mins0 = 0, mins1 = 0;  // m * sum x
-  const int64_t nb = k / 32;
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, b += 40, x += 64) {
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), nibble_block_dot(b + 4, x), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b + 20)), nibble_block_dot(b + 24, x + 32), acc1);
-    mins0 += load_half(b + 2) * xsum[i];
-    mins1 += load_half(b + 22) * xsum[i + 1];
-  }
-  if (i < nb) {
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), nibble_block_dot(b + 4, x), acc0);
-    mins0 += load_half(b + 2) * xsum[i];
-  }
-  return hsum(_mm256_add_ps(acc0, acc1)) + (mins0 + mins1);
-}
-
-inline __m256 q8_block_dot(const uint8_t* qs, const float* x) {
-  auto lane = [&](int j) {
-    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + j));
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
-  };
-  __m256 a = _mm256_mul_ps(lane(0), _mm256_loadu_ps(x));
-  __m256 b = _mm256_mul_ps(lane(8), _mm256_loadu_ps(x + 8));
-  a = _mm256_fmadd_ps(lane(16), _mm256_loadu_ps(x + 16), a);
-  b = _mm256_fmadd_ps(lane(24), _mm256_loadu_ps(x + 24), b);
-  return _mm256_add_ps(a, b);
-}
-
-float dot_q8_0_avx2(const void* row, const float* x, const float*, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  const int64_t nb = k / 32;
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, b += 68, x += 64) {
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), q8_block_dot(b + 2, x), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b + 34)), q8_block_dot(b + 36, x + 32), acc1);
-  }
-  if (i < nb) acc0 = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b)), q8_block_dot(b + 2, x), acc0);
-  return hsum(_mm256_add_ps(acc0, acc1));
-}
-
-float dot_f16_avx2(const void* row, const float* x, const float*, int64_t k) {
+float dot_f16_avx2(const void* row, const float* x, int64_t k) {
   auto* h = static_cast<const uint16_t*>(row);
   __m256 acc = _mm256_setzero_ps();
   int64_t i = 0;
@@ -235,11 +146,88 @@ float dot_q8_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
   return hsum(_mm256_add_ps(acc[0], acc[1]));
 }
 
+// 32 int16 weights (as two halves of 16) times 32 int16 activations, summed into 8 int32
+// lanes with vpmaddwd (|w| <= 255, |x| <= 32767: pair sums fit easily), as floats.
+inline __m256 madd16(__m256i w_lo, __m256i w_hi, const Q16Block& x) {
+  __m256i a = _mm256_madd_epi16(w_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q)));
+  __m256i b = _mm256_madd_epi16(w_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 16)));
+  return _mm256_cvtepi32_ps(_mm256_add_epi32(a, b));
+}
+
+// 16 bytes of nibbles -> int16 lanes: low nibbles (elements 0..15), high (16..31).
+inline void nibbles_to_i16(const uint8_t* qs, __m256i* lo, __m256i* hi) {
+  __m256i v = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  *lo = _mm256_and_si256(v, _mm256_set1_epi16(0xf));
+  *hi = _mm256_srli_epi16(v, 4);
+}
+
+float dot_q4_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  const __m256i eight = _mm256_set1_epi16(8);
+  const int64_t nb = k / 32;
+  auto block = [&](const uint8_t* blk, const Q16Block& xb, __m256 acc) {
+    __m256i lo, hi;
+    nibbles_to_i16(blk + 2, &lo, &hi);
+    __m256 p = madd16(_mm256_sub_epi16(lo, eight), _mm256_sub_epi16(hi, eight), xb);
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * xb.d), p, acc);
+  };
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, b += 36) {
+    acc0 = block(b, x[i], acc0);
+    acc1 = block(b + 18, x[i + 1], acc1);
+  }
+  if (i < nb) acc0 = block(b, x[i], acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+float dot_q4_1_q16_avx2(const void* row, const Q16Block* x, const float* xsum, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  float mins0 = 0, mins1 = 0;  // m * sum x
+  const int64_t nb = k / 32;
+  auto block = [&](const uint8_t* blk, const Q16Block& xb, __m256 acc) {
+    __m256i lo, hi;
+    nibbles_to_i16(blk + 4, &lo, &hi);
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * xb.d), madd16(lo, hi, xb), acc);
+  };
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, b += 40) {
+    acc0 = block(b, x[i], acc0);
+    acc1 = block(b + 20, x[i + 1], acc1);
+    mins0 += load_half(b + 2) * xsum[i];
+    mins1 += load_half(b + 22) * xsum[i + 1];
+  }
+  if (i < nb) {
+    acc0 = block(b, x[i], acc0);
+    mins0 += load_half(b + 2) * xsum[i];
+  }
+  return hsum(_mm256_add_ps(acc0, acc1)) + (mins0 + mins1);
+}
+
+float dot_q8_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_t k) {
+  auto* b = static_cast<const uint8_t*>(row);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  const int64_t nb = k / 32;
+  auto block = [&](const uint8_t* blk, const Q16Block& xb, __m256 acc) {
+    __m256i lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    __m256i hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * xb.d), madd16(lo, hi, xb), acc);
+  };
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2, b += 68) {
+    acc0 = block(b, x[i], acc0);
+    acc1 = block(b + 34, x[i + 1], acc1);
+  }
+  if (i < nb) acc0 = block(b, x[i], acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
 }  // namespace
 
 const KernelTable* x86_kernels() {
-  static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_q4_0_avx2, dot_q4_1_avx2, dot_q8_0_avx2,
-                             dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2};
+  static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2,
+                             dot_q4_0_q16_avx2, dot_q4_1_q16_avx2, dot_q8_0_q16_avx2};
   return &t;
 }
 
