@@ -108,42 +108,51 @@ inline __m256i unpack_nibbles(const uint8_t* qs) {
 
 inline __m256i load_q8(const Q8Block& x) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q)); }
 
-// Two accumulators over alternate blocks to hide FMA latency.
+// Runs block(i, acc) over nb blocks, two at a time into separate accumulators: one
+// accumulator (or an indexed pair, which compilers keep in memory) serializes on FMA latency.
+template <typename Block>
+inline float two_accumulators(int64_t nb, Block block) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    acc0 = block(i, acc0);
+    acc1 = block(i + 1, acc1);
+  }
+  if (i < nb) acc0 = block(i, acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
 float dot_q4_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   const __m256i eight = _mm256_set1_epi8(8);
-  for (int64_t i = 0; i < k / 32; ++i, b += 18) {
-    // (q - 8) * a == maddubs(q, a) - maddubs(8, a); done as one maddubs on |.| with signs moved.
-    __m256i w = _mm256_sub_epi8(unpack_nibbles(b + 2), eight);
-    __m256i a = load_q8(x[i]);
-    __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
-    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b) * x[i].d), p, acc[i & 1]);
-  }
-  return hsum(_mm256_add_ps(acc[0], acc[1]));
+  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
+    // (q - 8) * a as one maddubs on |q - 8| with the sign moved onto a.
+    const uint8_t* blk = b + i * 18;
+    __m256i w = _mm256_sub_epi8(unpack_nibbles(blk + 2), eight);
+    __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(load_q8(x[i]), w));
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
+  });
 }
 
 float dot_q4_1_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   float mins = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 20) {
-    __m256 p = mul_sum_us8(unpack_nibbles(b + 4), load_q8(x[i]));
-    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b) * x[i].d), p, acc[i & 1]);
-    mins += load_half(b + 2) * x[i].s;
-  }
-  return hsum(_mm256_add_ps(acc[0], acc[1])) + mins;
+  for (int64_t i = 0; i < k / 32; ++i) mins += load_half(b + i * 20 + 2) * x[i].s;  // m * sum a
+  return mins + two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
+    const uint8_t* blk = b + i * 20;
+    __m256 p = mul_sum_us8(unpack_nibbles(blk + 4), load_q8(x[i]));
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
+  });
 }
 
 float dot_q8_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  for (int64_t i = 0; i < k / 32; ++i, b += 34) {
-    __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 2));
+  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
+    const uint8_t* blk = b + i * 34;
+    __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
     __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(load_q8(x[i]), w));
-    acc[i & 1] = _mm256_fmadd_ps(_mm256_set1_ps(load_half(b) * x[i].d), p, acc[i & 1]);
-  }
-  return hsum(_mm256_add_ps(acc[0], acc[1]));
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
+  });
 }
 
 // 32 int16 weights (as two halves of 16) times 32 int16 activations, summed into 8 int32
