@@ -1,5 +1,6 @@
-// The one matmul entry point. Decode (few tokens): each weight row is streamed once
-// through a fused dequantize-dot kernel. Prefill: a panel of rows is dequantized once
+// The one matmul entry point. Decode (few tokens): each weight row is streamed once,
+// against activations rounded once per call to int16 blocks (Q4_0/Q4_1/Q8_0), or through
+// a fused f32 kernel (F16), or dequantized row by row (other types). Prefill: a panel of rows is dequantized once
 // into an f32 scratch and reused by every token through the register-blocked GEMM.
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.

@@ -172,64 +172,36 @@ inline void nibbles_to_i16(const uint8_t* qs, __m256i* lo, __m256i* hi) {
 
 float dot_q4_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   const __m256i eight = _mm256_set1_epi16(8);
-  const int64_t nb = k / 32;
-  auto block = [&](const uint8_t* blk, const Q16Block& xb, __m256 acc) {
+  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
+    const uint8_t* blk = b + i * 18;
     __m256i lo, hi;
     nibbles_to_i16(blk + 2, &lo, &hi);
-    __m256 p = madd16(_mm256_sub_epi16(lo, eight), _mm256_sub_epi16(hi, eight), xb);
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * xb.d), p, acc);
-  };
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, b += 36) {
-    acc0 = block(b, x[i], acc0);
-    acc1 = block(b + 18, x[i + 1], acc1);
-  }
-  if (i < nb) acc0 = block(b, x[i], acc0);
-  return hsum(_mm256_add_ps(acc0, acc1));
+    __m256 p = madd16(_mm256_sub_epi16(lo, eight), _mm256_sub_epi16(hi, eight), x[i]);
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
+  });
 }
 
 float dot_q4_1_q16_avx2(const void* row, const Q16Block* x, const float* xsum, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  float mins0 = 0, mins1 = 0;  // m * sum x
-  const int64_t nb = k / 32;
-  auto block = [&](const uint8_t* blk, const Q16Block& xb, __m256 acc) {
+  float mins = 0;
+  for (int64_t i = 0; i < k / 32; ++i) mins += load_half(b + i * 20 + 2) * xsum[i];  // m * sum x
+  return mins + two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
+    const uint8_t* blk = b + i * 20;
     __m256i lo, hi;
     nibbles_to_i16(blk + 4, &lo, &hi);
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * xb.d), madd16(lo, hi, xb), acc);
-  };
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, b += 40) {
-    acc0 = block(b, x[i], acc0);
-    acc1 = block(b + 20, x[i + 1], acc1);
-    mins0 += load_half(b + 2) * xsum[i];
-    mins1 += load_half(b + 22) * xsum[i + 1];
-  }
-  if (i < nb) {
-    acc0 = block(b, x[i], acc0);
-    mins0 += load_half(b + 2) * xsum[i];
-  }
-  return hsum(_mm256_add_ps(acc0, acc1)) + (mins0 + mins1);
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), madd16(lo, hi, x[i]), acc);
+  });
 }
 
 float dot_q8_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_t k) {
   auto* b = static_cast<const uint8_t*>(row);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  const int64_t nb = k / 32;
-  auto block = [&](const uint8_t* blk, const Q16Block& xb, __m256 acc) {
+  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
+    const uint8_t* blk = b + i * 34;
     __m256i lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
     __m256i hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * xb.d), madd16(lo, hi, xb), acc);
-  };
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2, b += 68) {
-    acc0 = block(b, x[i], acc0);
-    acc1 = block(b + 34, x[i + 1], acc1);
-  }
-  if (i < nb) acc0 = block(b, x[i], acc0);
-  return hsum(_mm256_add_ps(acc0, acc1));
+    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), madd16(lo, hi, x[i]), acc);
+  });
 }
 
 }  // namespace
