@@ -5,15 +5,12 @@
 
 #include "base/error.hpp"
 #include "tokenizer/byte_level.hpp"
-#include "tokenizer/nfc.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace minnow {
 namespace {
 
 [[noreturn]] void fail(const std::string& msg) { throw Error("tokenizer: " + msg); }
-
-bool is_special(TokenType t) { return t == TokenType::Control || t == TokenType::UserDefined; }
 
 // The bytes a byte-level token string stands for; characters outside the mapping are kept
 // as UTF-8 (they only occur in added tokens).
@@ -33,6 +30,19 @@ std::string byte_level_decode(std::string_view s) {
   return out;
 }
 
+// "<0x4F>" -> 0x4F; -1 for any other text.
+int byte_fallback_value(std::string_view s) {
+  if (s.size() != 6 || s.substr(0, 3) != "<0x" || s[5] != '>') return -1;
+  auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+  int hi = hex(s[3]), lo = hex(s[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+std::string byte_fallback_name(int b) {
+  const char* digits = "0123456789ABCDEF";
+  return std::string("<0x") + digits[b >> 4] + digits[b & 15] + ">";
+}
+
 // Token texts that end a turn in the chat formats minnow knows.
 constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>",
                                                 "<end_of_turn>", "<|end|>"};
@@ -40,51 +50,67 @@ constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|endoftext|>", "
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(BpeVocab vocab)
-    : v_(std::move(vocab)), pre_(v_.pre_patterns.empty() ? PreTokenizer::preset(v_.pre_tokenizer) : v_.pre_patterns) {
+    : v_(std::move(vocab)), pre_(v_.pre_splits), raw_added_(v_.added, false), normalized_added_(v_.added, true) {
   const size_t n = v_.tokens.size();
   if (n == 0) fail("empty vocabulary");
   if (n > (1u << 30)) fail("vocabulary too large");
   if (v_.types.empty()) v_.types.assign(n, TokenType::Normal);
   if (v_.types.size() != n) fail("token_type has " + std::to_string(v_.types.size()) + " entries for " + std::to_string(n) + " tokens");
+  auto check_id = [&](int32_t id, const std::string& what) {
+    if (id >= static_cast<int32_t>(n)) fail(what + " id " + std::to_string(id) + " is outside the vocabulary");
+  };
+  for (const auto& a : v_.added) check_id(a.id, "added token '" + a.content + "'");
+  const bool byte_level = v_.symbols == BpeVocab::Symbols::ByteLevel;
   ids_.reserve(n);
   bytes_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    ids_.emplace(v_.tokens[i], static_cast<int32_t>(i));  // first occurrence wins
-    bytes_[i] = is_special(v_.types[i]) ? v_.tokens[i] : byte_level_decode(v_.tokens[i]);
-    if (is_special(v_.types[i]) && !v_.tokens[i].empty()) specials_.push_back(static_cast<int32_t>(i));
+    const std::string& t = v_.tokens[i];
+    ids_.emplace(t, static_cast<int32_t>(i));  // first occurrence wins
+    const bool added = v_.types[i] == TokenType::Control || v_.types[i] == TokenType::UserDefined;
+    if (byte_level) {
+      bytes_[i] = added ? t : byte_level_decode(t);
+    } else if (int b = v_.byte_fallback ? byte_fallback_value(t) : -1; b >= 0) {
+      bytes_[i] = std::string(1, static_cast<char>(b));
+    } else {
+      bytes_[i] = t;
+      for (const auto& [from, to] : v_.decode_replace)
+        if (!from.empty()) bytes_[i] = replace_all(bytes_[i], from, to);
+    }
   }
-  std::stable_sort(specials_.begin(), specials_.end(), [&](int32_t a, int32_t b) {
-    return v_.tokens[static_cast<size_t>(a)].size() > v_.tokens[static_cast<size_t>(b)].size();
-  });
-  const auto& chars = byte_level_chars();
-  byte_chars_ = chars;
+  byte_chars_ = byte_level_chars();
   for (int b = 0; b < 256; ++b) {
-    // A vocabulary may lack a few control bytes; like Hugging Face's BPE without an unknown
-    // token, such bytes are dropped.
-    auto it = ids_.find(chars[static_cast<size_t>(b)]);
-    byte_token_[static_cast<size_t>(b)] = it == ids_.end() ? -1 : it->second;
+    // A vocabulary may lack a few bytes; like Hugging Face's BPE without an unknown token,
+    // such bytes are dropped.
+    auto it = ids_.find(byte_level ? byte_chars_[static_cast<size_t>(b)] : byte_fallback_name(b));
+    byte_token_[static_cast<size_t>(b)] = it == ids_.end() || (!byte_level && !v_.byte_fallback) ? -1 : it->second;
   }
   merges_.reserve(v_.merges.size());
+  std::string joined;
   for (size_t r = 0; r < v_.merges.size(); ++r) {
     const auto& [a, b] = v_.merges[r];
-    auto ia = ids_.find(a), ib = ids_.find(b), ir = ids_.find(a + b);
-    if (ia == ids_.end() || ib == ids_.end() || ir == ids_.end()) continue;  // unusable merge: never fires
-    merges_.emplace(pair_key(ia->second, ib->second), Merge{static_cast<int32_t>(r), ir->second});
+    joined = a;
+    joined += b;
+    int32_t ia = find(a), ib = find(b), ir = find(joined);
+    if (ia < 0 || ib < 0 || ir < 0) continue;  // unusable merge: never fires
+    merges_.insert_or_assign(pair_key(ia, ib), Merge{static_cast<int32_t>(r), ir});  // the last one wins, as in `tokenizers`
   }
-  auto check_id = [&](int32_t id, const char* what) {
-    if (id >= static_cast<int32_t>(n)) fail(std::string(what) + " id " + std::to_string(id) + " is outside the vocabulary");
-  };
   check_id(v_.bos_id, "BOS");
   check_id(v_.eos_id, "EOS");
   check_id(v_.eot_id, "EOT");
+  check_id(v_.unk_id, "unknown-token");
   bos_id_ = v_.bos_id;
   eos_id_ = v_.eos_id;
   add_bos_ = v_.add_bos && v_.bos_id >= 0;
   for (int32_t id : {v_.eos_id, v_.eot_id})
     if (id >= 0) eog_ids_.push_back(id);
-  for (int32_t id : specials_)
+  for (const auto& a : v_.added)
     for (auto t : kEndOfTurnTexts)
-      if (v_.tokens[static_cast<size_t>(id)] == t && !is_end_of_generation(id)) eog_ids_.push_back(id);
+      if (a.content == t && !is_end_of_generation(a.id)) eog_ids_.push_back(a.id);
+}
+
+int32_t BpeTokenizer::find(std::string_view text) const {
+  auto it = ids_.find(text);
+  return it == ids_.end() ? -1 : it->second;
 }
 
 std::string_view BpeTokenizer::token_bytes(int32_t id, bool render_special) const {
@@ -93,71 +119,110 @@ std::string_view BpeTokenizer::token_bytes(int32_t id, bool render_special) cons
   return bytes_[static_cast<size_t>(id)];
 }
 
+std::string BpeTokenizer::decode(const std::vector<int32_t>& ids, bool render_special) const {
+  std::string out = Tokenizer::decode(ids, render_special);
+  size_t strip = 0;
+  while (strip < static_cast<size_t>(v_.strip_leading_spaces) && strip < out.size() && out[strip] == ' ') ++strip;
+  return out.substr(strip);
+}
+
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool parse_special) const {
   std::vector<int32_t> out;
   if (add_bos_) out.push_back(bos_id_);
   std::vector<std::string_view> words;
   std::string normalized;
-  auto encode_plain = [&](std::string_view s) {
-    if (s.empty()) return;
-    if (v_.nfc) {
-      normalized = nfc_normalize(s);
-      s = normalized;
-    }
-    words.clear();
-    pre_.split(s, words);
-    for (auto w : words) encode_word(w, out);
+  auto push_token = [&](int32_t id) { out.push_back(id); };
+  auto encode_normalized = [&](std::string_view s) {
+    normalized_added_.split(s, parse_special, [&](std::string_view piece) { encode_piece(piece, out, words); }, push_token);
   };
-  size_t start = 0, i = 0;
-  while (i < text.size()) {
-    int32_t hit = -1;
-    for (int32_t id : specials_) {
-      if (!parse_special && v_.types[static_cast<size_t>(id)] == TokenType::Control) continue;
-      const std::string& t = v_.tokens[static_cast<size_t>(id)];
-      if (text.compare(i, t.size(), t) == 0) {
-        hit = id;
-        break;
-      }
+  raw_added_.split(
+      text, parse_special,
+      [&](std::string_view segment) {
+        if (v_.normalizer.identity()) return encode_normalized(segment);
+        v_.normalizer.apply(segment, normalized);
+        encode_normalized(normalized);
+      },
+      push_token);
+  return out;
+}
+
+void BpeTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>& out, std::vector<std::string_view>& words) const {
+  words.clear();
+  pre_.split(piece, words);
+  for (auto w : words) encode_word(w, out);
+}
+
+void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
+  if (word.empty()) return;
+  if (v_.ignore_merges) {
+    int32_t id = -1;
+    if (v_.symbols == BpeVocab::Symbols::ByteLevel) {
+      std::string mapped;
+      for (char c : word) mapped += byte_chars_[static_cast<uint8_t>(c)];
+      id = find(mapped);
+    } else {
+      id = find(word);
     }
-    if (hit < 0) {
-      ++i;
+    // Only model tokens count: Hugging Face looks the word up in the BPE vocabulary, which
+    // holds no added tokens.
+    if (id >= 0 && v_.types[static_cast<size_t>(id)] == TokenType::Normal) {
+      out.push_back(id);
+      return;
+    }
+  }
+  thread_local std::vector<int32_t> ids;
+  initial_symbols(word, ids);
+  apply_merges(ids);
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+void BpeTokenizer::initial_symbols(std::string_view word, std::vector<int32_t>& ids) const {
+  ids.clear();
+  if (v_.symbols == BpeVocab::Symbols::ByteLevel) {
+    for (char c : word)
+      if (int32_t id = byte_token_[static_cast<uint8_t>(c)]; id >= 0) ids.push_back(id);
+    return;
+  }
+  bool pending_unk = false;  // an unknown token waits in case the next character is unknown too
+  for (size_t i = 0; i < word.size();) {
+    size_t len = std::max<size_t>(utf8_valid_length(word, i), 1);
+    std::string_view ch = word.substr(i, len);
+    i += len;
+    if (int32_t id = find(ch); id >= 0) {
+      if (pending_unk) ids.push_back(v_.unk_id);
+      pending_unk = false;
+      ids.push_back(id);
       continue;
     }
-    encode_plain(text.substr(start, i - start));
-    out.push_back(hit);
-    i += v_.tokens[static_cast<size_t>(hit)].size();
-    start = i;
+    bool all_bytes = v_.byte_fallback;
+    for (char c : ch) all_bytes = all_bytes && byte_token_[static_cast<uint8_t>(c)] >= 0;
+    if (all_bytes) {  // (`tokenizers` leaves a pending unknown token pending here too)
+      for (char c : ch) ids.push_back(byte_token_[static_cast<uint8_t>(c)]);
+      continue;
+    }
+    if (v_.unk_id < 0) continue;  // no unknown token: the character is dropped
+    if (pending_unk && !v_.fuse_unk) ids.push_back(v_.unk_id);
+    pending_unk = true;
   }
-  encode_plain(text.substr(start));
-  return out;
+  if (pending_unk) ids.push_back(v_.unk_id);
 }
 
 // Applies merges lowest rank first (leftmost on ties) over a linked list of symbols;
 // a heap keeps long words O(n log n).
-void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
-  if (v_.ignore_merges) {
-    std::string mapped;
-    for (char c : word) mapped += byte_chars_[static_cast<uint8_t>(c)];
-    auto it = ids_.find(mapped);
-    // Only model tokens count: Hugging Face looks the word up in the BPE vocabulary, which
-    // holds no added tokens.
-    if (it != ids_.end() && v_.types[static_cast<size_t>(it->second)] == TokenType::Normal) {
-      out.push_back(it->second);
-      return;
-    }
-  }
+void BpeTokenizer::apply_merges(std::vector<int32_t>& ids) const {
+  if (ids.size() < 2 || merges_.empty()) return;
   struct Sym {
     int32_t id;
     int prev, next;
   };
-  std::vector<Sym> syms(word.size());
-  for (size_t k = 0; k < word.size(); ++k)
-    syms[k] = {byte_token_[static_cast<uint8_t>(word[k])], static_cast<int>(k) - 1,
-               k + 1 < word.size() ? static_cast<int>(k) + 1 : -1};
+  const int n = static_cast<int>(ids.size());
+  thread_local std::vector<Sym> syms;
+  syms.resize(ids.size());
+  for (int k = 0; k < n; ++k) syms[static_cast<size_t>(k)] = {ids[static_cast<size_t>(k)], k - 1, k + 1 < n ? k + 1 : -1};
   struct Cand {
     int32_t rank;
     int left, right;
-    int32_t left_id, right_id;
+    int32_t left_id, right_id, result;
     bool operator>(const Cand& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
   };
   std::priority_queue<Cand, std::vector<Cand>, std::greater<>> heap;
@@ -165,11 +230,11 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
     if (left < 0) return;
     int right = syms[static_cast<size_t>(left)].next;
     if (right < 0) return;
-    auto it = merges_.find(pair_key(syms[static_cast<size_t>(left)].id, syms[static_cast<size_t>(right)].id));
-    if (it != merges_.end())
-      heap.push({it->second.rank, left, right, syms[static_cast<size_t>(left)].id, syms[static_cast<size_t>(right)].id});
+    int32_t a = syms[static_cast<size_t>(left)].id, b = syms[static_cast<size_t>(right)].id;
+    auto it = merges_.find(pair_key(a, b));
+    if (it != merges_.end()) heap.push({it->second.rank, left, right, a, b, it->second.result});
   };
-  for (size_t k = 0; k + 1 < word.size(); ++k) consider(static_cast<int>(k));
+  for (int k = 0; k + 1 < n; ++k) consider(k);
   while (!heap.empty()) {
     Cand c = heap.top();
     heap.pop();
@@ -177,15 +242,15 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
     Sym& r = syms[static_cast<size_t>(c.right)];
     // Stale candidate: one side was merged away or changed since it was pushed.
     if (l.id < 0 || r.id < 0 || l.next != c.right || l.id != c.left_id || r.id != c.right_id) continue;
-    l.id = merges_.at(pair_key(c.left_id, c.right_id)).result;
+    l.id = c.result;
     l.next = r.next;
     if (r.next >= 0) syms[static_cast<size_t>(r.next)].prev = c.left;
     r.id = -1;
     consider(l.prev);
     consider(c.left);
   }
-  for (int k = word.empty() ? -1 : 0; k >= 0; k = syms[static_cast<size_t>(k)].next)
-    if (syms[static_cast<size_t>(k)].id >= 0) out.push_back(syms[static_cast<size_t>(k)].id);
+  ids.clear();
+  for (int k = 0; k >= 0; k = syms[static_cast<size_t>(k)].next) ids.push_back(syms[static_cast<size_t>(k)].id);
 }
 
 }  // namespace minnow

@@ -1,24 +1,39 @@
-// Byte-level BPE (GPT-2 style): text -> special-token split -> pre-tokenizer words ->
-// bytes mapped to printable characters -> merges applied by rank.
+// BPE tokenizer, as Hugging Face's `tokenizers` runs it: added tokens are cut out of the
+// text, the rest is normalized, split into words by the pre-tokenizer, and each word
+// becomes initial symbols that merges combine by rank. Two symbol alphabets:
+//  - ByteLevel (GPT-2, Llama 3, Qwen, SmolLM): each byte, written as a printable character;
+//  - Chars (SentencePiece-style: Llama 2, Gemma 3): each Unicode character, with bytes as
+//    <0xXX> tokens when a character is not in the vocabulary (byte fallback).
 #pragma once
 #include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/added_tokens.hpp"
+#include "tokenizer/normalizer.hpp"
 #include "tokenizer/pretokenizer.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace minnow {
 
 struct BpeVocab {
-  std::vector<std::string> tokens;                   // as stored (byte-level characters)
+  enum class Symbols { ByteLevel, Chars };
+  Symbols symbols = Symbols::ByteLevel;
+  std::vector<std::string> tokens;                   // as stored (byte-level or ▁-escaped text)
   std::vector<TokenType> types;                      // same length as tokens
   std::vector<std::pair<std::string, std::string>> merges;  // in rank order
-  std::string pre_tokenizer = "gpt2";
-  std::vector<std::string> pre_patterns;  // explicit regexes; when set, pre_tokenizer is unused
-  bool nfc = false;            // NFC-normalize text outside special tokens (tokenizer.json normalizer)
+  std::vector<AddedToken> added;                     // matched in the text before the model
+  Normalizer normalizer;
+  std::vector<PreSplit> pre_splits;                  // none: each piece is one word
   bool ignore_merges = false;  // a word found whole in the vocabulary is one token (Llama 3)
+  bool byte_fallback = false;  // Chars: unknown characters become <0xXX> tokens
+  int32_t unk_id = -1;         // Chars: for characters nothing else covers
+  bool fuse_unk = false;       // a run of unknown characters is one unknown token
+  // Decoding (Chars): literal replacements per token ("▁" -> " "), then strip this many
+  // leading spaces from the whole text (Llama 2's decoder).
+  std::vector<std::pair<std::string, std::string>> decode_replace;
+  int strip_leading_spaces = 0;
   int32_t bos_id = -1, eos_id = -1, eot_id = -1;
   bool add_bos = false;
 };
@@ -31,9 +46,14 @@ class BpeTokenizer : public Tokenizer {
   std::string_view token_bytes(int32_t id, bool render_special = false) const override;
   const std::string& token_text(int32_t id) const override { return v_.tokens.at(static_cast<size_t>(id)); }
   int vocab_size() const override { return static_cast<int>(v_.tokens.size()); }
+  std::string decode(const std::vector<int32_t>& ids, bool render_special = false) const override;
 
  private:
+  void encode_piece(std::string_view piece, std::vector<int32_t>& out, std::vector<std::string_view>& words) const;
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
+  void initial_symbols(std::string_view word, std::vector<int32_t>& ids) const;
+  void apply_merges(std::vector<int32_t>& ids) const;
+  int32_t find(std::string_view text) const;
 
   struct Merge {
     int32_t rank, result;
@@ -41,14 +61,18 @@ class BpeTokenizer : public Tokenizer {
   static uint64_t pair_key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
 
   BpeVocab v_;
   PreTokenizer pre_;
-  std::unordered_map<std::string, int32_t> ids_;
+  AddedTokenMatcher raw_added_, normalized_added_;
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
   std::unordered_map<uint64_t, Merge> merges_;
-  std::array<int32_t, 256> byte_token_{};
+  std::array<int32_t, 256> byte_token_{};  // ByteLevel: byte's character token; Chars: <0xXX>
   std::vector<std::string> bytes_;  // decoded bytes of each token
-  std::vector<int32_t> specials_;   // control and user-defined tokens, longest text first
   std::array<std::string, 256> byte_chars_;  // byte -> byte-level character, for ignore_merges
 };
 

@@ -40,21 +40,51 @@ std::string token_content(const json& j) {
   return {};
 }
 
+// Literal text of a {"String": ...} pattern; Regex patterns are refused where only literals work.
+std::string string_pattern(const json& pattern, const std::string& where) {
+  if (pattern.contains("String")) return pattern.at("String").get<std::string>();
+  fail(where + " pattern " + pattern.dump() + " is not supported (supported: String)");
+}
+
 void read_normalizer(const json& n, BpeVocab& v, int depth = 0) {
   check_depth(depth);
   if (n.is_null()) return;
   std::string t = type_of(n);
-  if (t == "NFC") {
-    v.nfc = true;
-  } else if (t == "Sequence") {
+  Normalizer& out = v.normalizer;
+  if (t == "Sequence") {
     for (const auto& sub : n.at("normalizers")) read_normalizer(sub, v, depth + 1);
+  } else if (t == "NFC") {
+    // minnow applies NFC first; after another step it could change what that step sees.
+    if (!out.prepend.empty() || !out.replace.empty()) fail("normalizer NFC after Prepend or Replace is not supported");
+    out.nfc = true;
+  } else if (t == "Prepend") {
+    if (!out.replace.empty() || !out.prepend.empty()) fail("normalizer Prepend after Replace or Prepend is not supported");
+    out.prepend = n.at("prepend").get<std::string>();
+  } else if (t == "Replace") {
+    std::string from = string_pattern(n.at("pattern"), "normalizer Replace");
+    if (from.empty()) fail("normalizer Replace with an empty pattern is not supported");
+    out.replace.emplace_back(from, n.at("content").get<std::string>());
   } else {
-    fail("normalizer '" + t + "' is not supported (supported: NFC)");
+    fail("normalizer '" + t + "' is not supported (supported: NFC, Prepend, Replace, Sequence)");
   }
 }
 
-// Flattens the pre-tokenizer into regexes; ByteLevel must come last, as it maps bytes to
-// the characters the vocabulary is written in.
+// A literal as a PCRE2 pattern.
+std::string quote_regex(const std::string& literal) {
+  std::string out = "\\Q";
+  for (size_t i = 0; i < literal.size(); ++i) {
+    if (literal.compare(i, 2, "\\E") == 0) {
+      out += "\\E\\\\E\\Q";
+      ++i;
+    } else {
+      out += literal[i];
+    }
+  }
+  return out + "\\E";
+}
+
+// Flattens the pre-tokenizer into regex splits; ByteLevel must come last, as it maps bytes
+// to the characters the vocabulary is written in.
 void read_pre_tokenizer(const json& p, BpeVocab& v, bool& byte_level, int depth = 0) {
   check_depth(depth);
   std::string t = type_of(p);
@@ -64,25 +94,29 @@ void read_pre_tokenizer(const json& p, BpeVocab& v, bool& byte_level, int depth 
   } else if (t == "ByteLevel") {
     if (p.value("add_prefix_space", false)) fail("pre-tokenizer ByteLevel with add_prefix_space is not supported");
     if (p.value("use_regex", true))
-      for (auto& pat : PreTokenizer::preset("gpt2")) v.pre_patterns.push_back(pat);
+      for (auto& split : PreTokenizer::preset("gpt2")) v.pre_splits.push_back(split);
     byte_level = true;
   } else if (t == "Split") {
     const json& pat = p.at("pattern");
-    if (p.value("behavior", std::string()) != "Isolated" || p.value("invert", false))
-      fail("pre-tokenizer Split with behavior '" + p.value("behavior", std::string()) + "'" +
-           (p.value("invert", false) ? " inverted" : "") + " is not supported (supported: Isolated)");
-    if (pat.contains("Regex")) v.pre_patterns.push_back(pat.at("Regex").get<std::string>());
-    else if (pat.contains("String")) v.pre_patterns.push_back("\\Q" + pat.at("String").get<std::string>() + "\\E");
+    const std::string behavior = p.value("behavior", std::string());
+    PreSplit split;
+    if (behavior == "Isolated") split.behavior = PreSplit::Behavior::Isolated;
+    else if (behavior == "MergedWithPrevious") split.behavior = PreSplit::Behavior::MergedWithPrevious;
+    else fail("pre-tokenizer Split with behavior '" + behavior + "' is not supported (supported: Isolated, MergedWithPrevious)");
+    if (p.value("invert", false)) fail("pre-tokenizer Split with invert is not supported");
+    if (pat.contains("Regex")) split.regex = pat.at("Regex").get<std::string>();
+    else if (pat.contains("String")) split.regex = quote_regex(pat.at("String").get<std::string>());
     else fail("pre-tokenizer Split pattern must be Regex or String");
+    v.pre_splits.push_back(std::move(split));
   } else if (t == "Digits") {
-    v.pre_patterns.push_back(p.value("individual_digits", false) ? "\\p{N}" : "\\p{N}+");
+    v.pre_splits.push_back({p.value("individual_digits", false) ? "\\p{N}" : "\\p{N}+", PreSplit::Behavior::Isolated});
   } else {
     fail("pre-tokenizer '" + t + "' is not supported (supported: Sequence, Split, ByteLevel, Digits)");
   }
 }
 
 // Post-processors only matter here when they add tokens; the one supported template is
-// "<bos> $A" (Llama 3 style).
+// "<bos> $A" (Llama and Gemma style).
 void read_post_processor(const json& p, BpeVocab& v, int depth = 0) {
   check_depth(depth);
   if (p.is_null()) return;
@@ -107,14 +141,34 @@ void read_post_processor(const json& p, BpeVocab& v, int depth = 0) {
   }
 }
 
-void read_decoder(const json& d, int depth = 0) {
+// Decoders: ByteLevel for byte-level BPE; Replace, ByteFallback, Fuse and a leading Strip
+// for SentencePiece-style BPE.
+struct DecoderInfo {
+  bool byte_level = false, byte_fallback = false;
+};
+
+void read_decoder(const json& d, BpeVocab& v, DecoderInfo& info, int depth = 0) {
   check_depth(depth);
   if (d.is_null()) return;
   std::string t = type_of(d);
   if (t == "Sequence") {
-    for (const auto& sub : d.at("decoders")) read_decoder(sub, depth + 1);
-  } else if (t != "ByteLevel") {
-    fail("decoder '" + t + "' is not supported (supported: ByteLevel)");
+    for (const auto& sub : d.at("decoders")) read_decoder(sub, v, info, depth + 1);
+  } else if (t == "ByteLevel") {
+    info.byte_level = true;
+  } else if (t == "ByteFallback") {
+    info.byte_fallback = true;
+  } else if (t == "Fuse") {
+    // Joining the token texts is what decoding does anyway.
+  } else if (t == "Replace") {
+    std::string from = string_pattern(d.at("pattern"), "decoder Replace");
+    if (from.empty()) fail("decoder Replace with an empty pattern is not supported");
+    v.decode_replace.emplace_back(from, d.at("content").get<std::string>());
+  } else if (t == "Strip") {
+    if (d.value("content", std::string(" ")) != " " || d.value("stop", 0) != 0)
+      fail("decoder Strip is only supported for leading spaces");
+    v.strip_leading_spaces = d.value("start", 0);
+  } else {
+    fail("decoder '" + t + "' is not supported (supported: ByteLevel, ByteFallback, Fuse, Replace, Strip, Sequence)");
   }
 }
 
@@ -142,13 +196,19 @@ void read_model(const json& m, BpeVocab& v) {
   std::string t = m.value("type", std::string("BPE"));
   if (t != "BPE") fail("model '" + t + "' is not supported (supported: BPE)");
   if (!m.value("dropout", json()).is_null() && m.at("dropout").get<double>() != 0.0) fail("BPE dropout is not supported");
-  if (m.value("byte_fallback", false)) fail("BPE byte_fallback is not supported");
+  v.byte_fallback = m.value("byte_fallback", false);
   for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     json s = m.value(k, json());
     if (!s.is_null() && !s.get<std::string>().empty()) fail(std::string("BPE ") + k + " is not supported");
   }
   v.ignore_merges = m.value("ignore_merges", false);
+  v.fuse_unk = m.value("fuse_unk", false);
   for (const auto& [text, id] : m.at("vocab").items()) set_token(v, id.get<int64_t>(), text, TokenType::Normal);
+  if (json unk = m.value("unk_token", json()); !unk.is_null()) {
+    const auto& text = unk.get_ref<const std::string&>();
+    if (!m.at("vocab").contains(text)) fail("BPE unk_token '" + text + "' is not in the vocabulary");
+    v.unk_id = m.at("vocab").at(text).get<int32_t>();
+  }
   const json& merges = m.at("merges");
   v.merges.reserve(merges.size());
   for (const auto& mg : merges) v.merges.push_back(read_merge(mg));
@@ -156,10 +216,17 @@ void read_model(const json& m, BpeVocab& v) {
 
 void read_added_tokens(const json& added, BpeVocab& v) {
   for (const auto& a : added) {
-    std::string content = a.at("content").get<std::string>();
-    for (const char* flag : {"lstrip", "rstrip", "single_word"})
-      if (a.value(flag, false)) fail("added token '" + content + "' uses " + flag + ", which is not supported");
-    set_token(v, a.at("id").get<int64_t>(), content, a.value("special", false) ? TokenType::Control : TokenType::UserDefined);
+    AddedToken t;
+    t.content = a.at("content").get<std::string>();
+    int64_t id = a.at("id").get<int64_t>();
+    t.special = a.value("special", false);
+    t.lstrip = a.value("lstrip", false);
+    t.rstrip = a.value("rstrip", false);
+    t.single_word = a.value("single_word", false);
+    t.normalized = a.value("normalized", !t.special);  // `tokenizers`' default
+    set_token(v, id, t.content, t.special ? TokenType::Control : TokenType::UserDefined);
+    t.id = static_cast<int32_t>(id);
+    v.added.push_back(std::move(t));
   }
 }
 
@@ -179,8 +246,18 @@ BpeVocab read_vocab(const json& j, const json& config) {
   bool byte_level = false;
   const json pre = j.value("pre_tokenizer", json());
   if (!pre.is_null()) read_pre_tokenizer(pre, v, byte_level);
-  if (!byte_level) fail("pre-tokenizer has no ByteLevel step (only byte-level BPE is supported)");
-  read_decoder(j.value("decoder", json()));
+  DecoderInfo dec;
+  read_decoder(j.value("decoder", json()), v, dec);
+  if (byte_level) {
+    if (v.byte_fallback) fail("BPE byte_fallback with a ByteLevel pre-tokenizer is not supported");
+    if (!v.decode_replace.empty() || dec.byte_fallback || v.strip_leading_spaces)
+      fail("decoder does not match the ByteLevel pre-tokenizer (expected a ByteLevel decoder)");
+  } else {
+    // SentencePiece-style: symbols are characters, spaces are escaped by the normalizer.
+    if (dec.byte_level) fail("ByteLevel decoder without a ByteLevel pre-tokenizer is not supported");
+    if (dec.byte_fallback != v.byte_fallback) fail("decoder ByteFallback and the model's byte_fallback disagree");
+    v.symbols = BpeVocab::Symbols::Chars;
+  }
   if (config.is_object()) {
     v.bos_id = find_id(v, token_content(config.value("bos_token", json())));
     v.eos_id = find_id(v, token_content(config.value("eos_token", json())));

@@ -39,6 +39,7 @@ const std::vector<Preset>& presets() {
 }  // namespace
 
 struct PreTokenizer::Regex {
+  PreSplit::Behavior behavior;
   pcre2_code* code = nullptr;
   pcre2_match_data* match = nullptr;
   ~Regex() {
@@ -47,17 +48,21 @@ struct PreTokenizer::Regex {
   }
 };
 
-std::vector<std::string> PreTokenizer::preset(std::string_view name) {
+std::vector<PreSplit> PreTokenizer::preset(std::string_view name) {
   for (const auto& p : presets())
-    if (name == p.name) return {p.patterns.begin(), p.patterns.end()};
+    if (name == p.name) {
+      std::vector<PreSplit> out;
+      for (const char* pat : p.patterns) out.push_back({pat, PreSplit::Behavior::Isolated});
+      return out;
+    }
   throw Error("tokenizer: pre-tokenizer '" + std::string(name) + "' is not supported yet");
 }
 
-PreTokenizer::PreTokenizer(std::string_view name) : PreTokenizer(preset(name)) {}
-
-PreTokenizer::PreTokenizer(const std::vector<std::string>& patterns) {
-  for (const auto& pat : patterns) {
+PreTokenizer::PreTokenizer(const std::vector<PreSplit>& splits) {
+  for (const auto& split : splits) {
+    const std::string& pat = split.regex;
     auto r = std::make_unique<Regex>();
+    r->behavior = split.behavior;
     int err = 0;
     PCRE2_SIZE off = 0;
     // UCP: \s, \p{..} follow Unicode; MATCH_INVALID_UTF: arbitrary bytes never fail the match.
@@ -85,21 +90,28 @@ std::vector<std::string> PreTokenizer::known_names() {
 
 namespace {
 
-// Splits s by the regex into matches and the gaps between them, in order.
-void split_one(pcre2_code* code, pcre2_match_data* md, std::string_view s, std::vector<std::string_view>& out) {
+// Splits s by the regex into matches and the gaps between them, in order; with
+// MergedWithPrevious a match joins the gap before it (unless that was a match too).
+void split_one(pcre2_code* code, pcre2_match_data* md, PreSplit::Behavior behavior, std::string_view s,
+               std::vector<std::string_view>& out) {
   auto subject = reinterpret_cast<PCRE2_SPTR>(s.data());
+  const bool merge = behavior == PreSplit::Behavior::MergedWithPrevious;
   size_t pos = 0, last = 0;
   while (pos < s.size()) {
     int rc = pcre2_match(code, subject, s.size(), pos, 0, md, nullptr);
     if (rc < 0) break;  // no more matches (or invalid UTF-8 tail): the rest is one gap
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     size_t b = ov[0], e = ov[1];
-    if (b > last) out.push_back(s.substr(last, b - last));
     if (e == b) {  // empty match: step over one byte to make progress
       pos = e + 1;
       continue;
     }
-    out.push_back(s.substr(b, e - b));
+    if (merge && b > last) {
+      out.push_back(s.substr(last, e - last));
+    } else {
+      if (b > last) out.push_back(s.substr(last, b - last));
+      out.push_back(s.substr(b, e - b));
+    }
     pos = last = e;
   }
   if (last < s.size()) out.push_back(s.substr(last));
@@ -111,7 +123,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
   std::vector<std::string_view> cur{text}, next;
   for (const auto& r : regexes_) {
     next.clear();
-    for (auto piece : cur) split_one(r->code, r->match, piece, next);
+    for (auto piece : cur) split_one(r->code, r->match, r->behavior, piece, next);
     std::swap(cur, next);
   }
   out.insert(out.end(), cur.begin(), cur.end());

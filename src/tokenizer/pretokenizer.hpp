@@ -1,7 +1,8 @@
 // Pre-tokenization: splits text into words before BPE, by a list of regexes applied in
-// turn (each one splits every piece the previous produced; matches and the text between
-// them both become pieces). The regex lists come from a named preset (tokenizer.ggml.pre)
-// or are given explicitly (a tokenizer.json's own Split patterns).
+// turn (each one splits every piece the previous produced). An Isolated split makes
+// matches and the text between them separate pieces; MergedWithPrevious glues a match to
+// the text before it. The regex lists come from a named preset (tokenizer.ggml.pre) or
+// are given explicitly (a tokenizer.json's own Split patterns). No splits: one word.
 #pragma once
 #include <memory>
 #include <string>
@@ -10,12 +11,16 @@
 
 namespace minnow {
 
+struct PreSplit {
+  enum class Behavior { Isolated, MergedWithPrevious };
+  std::string regex;  // PCRE2 syntax
+  Behavior behavior = Behavior::Isolated;
+};
+
 class PreTokenizer {
  public:
-  // Throws Error if `name` is unknown.
-  explicit PreTokenizer(std::string_view name);
-  // PCRE2 patterns applied in order; throws Error naming a pattern that fails to compile.
-  explicit PreTokenizer(const std::vector<std::string>& patterns);
+  // Splits applied in order; throws Error naming a pattern that fails to compile.
+  explicit PreTokenizer(const std::vector<PreSplit>& splits);
   ~PreTokenizer();
   PreTokenizer(const PreTokenizer&) = delete;
   PreTokenizer& operator=(const PreTokenizer&) = delete;
@@ -24,8 +29,8 @@ class PreTokenizer {
   void split(std::string_view text, std::vector<std::string_view>& out) const;
 
   static std::vector<std::string> known_names();
-  // The patterns of a named preset; throws Error if `name` is unknown.
-  static std::vector<std::string> preset(std::string_view name);
+  // The splits of a named preset; throws Error if `name` is unknown.
+  static std::vector<PreSplit> preset(std::string_view name);
 
  private:
   struct Regex;

@@ -1,5 +1,4 @@
-// Text <-> token ids. One interface; the model kinds (byte-level BPE now, SentencePiece
-// later) implement it.
+// Text <-> token ids. One interface; the tokenizer models implement it.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -32,8 +31,9 @@ class Tokenizer {
   bool is_end_of_generation(int32_t id) const;
   const std::vector<int32_t>& end_of_generation_ids() const { return eog_ids_; }
 
-  // Convenience: decode a whole id sequence (special tokens rendered as text when asked).
-  std::string decode(const std::vector<int32_t>& ids, bool render_special = false) const;
+  // Decodes a whole id sequence as Hugging Face's decode does (special tokens rendered as
+  // text when asked); the default joins token_bytes.
+  virtual std::string decode(const std::vector<int32_t>& ids, bool render_special = false) const;
 
  protected:
   int32_t bos_id_ = -1, eos_id_ = -1;

@@ -98,8 +98,36 @@ TEST(TokenizerHfJson, UnsupportedConstructsAreNamed) {
   j["pre_tokenizer"] = json::parse(R"({"type": "Metaspace"})");
   EXPECT_NE(load_error("metaspace", j.dump()).find("Metaspace"), std::string::npos);
   j = tiny();
-  j["added_tokens"][0]["lstrip"] = true;
-  EXPECT_NE(load_error("lstrip", j.dump()).find("lstrip"), std::string::npos);
+  j["decoder"] = json::parse(R"({"type": "WordPiece"})");
+  EXPECT_NE(load_error("wordpiece", j.dump()).find("WordPiece"), std::string::npos);
+  j = tiny();
+  j["decoder"] = json::parse(R"({"type": "ByteFallback"})");
+  EXPECT_NE(load_error("mismatch", j.dump()).find("decoder"), std::string::npos);
+}
+
+// SentencePiece-style BPE: "▁" escapes spaces, unknown characters fall back to bytes.
+TEST(TokenizerHfJson, SentencePieceStyleWithByteFallback) {
+  json j = json::parse(R"({
+    "added_tokens": [{"id": 0, "content": "<unk>", "special": true, "normalized": false},
+                     {"id": 1, "content": "<s>", "special": true, "normalized": false}],
+    "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"},
+                   {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+    "pre_tokenizer": null,
+    "post_processor": {"type": "TemplateProcessing",
+                       "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                       "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+    "decoder": {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+                {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    "model": {"type": "BPE", "byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>",
+              "vocab": {"<unk>": 0, "<s>": 1, "<0xC3>": 2, "<0xA9>": 3, "▁": 4, "a": 5, "b": 6, "▁a": 7, "▁ab": 8},
+              "merges": ["▁ a", "▁a b"]}})");
+  auto tok = minnow::tokenizer_from_hf_json(write_tokenizer("spm", j.dump()));
+  // "ab a" -> "▁ab▁a"; "é" is not in the vocabulary: its two bytes stand in.
+  EXPECT_EQ(tok->encode("ab a", true), (std::vector<int32_t>{1, 8, 7}));
+  EXPECT_EQ(tok->encode("a\xC3\xA9", true), (std::vector<int32_t>{1, 7, 2, 3}));
+  EXPECT_EQ(tok->encode("z", true), (std::vector<int32_t>{1, 4, 0}));  // no byte tokens for 'z': unknown
+  EXPECT_EQ(tok->decode({1, 8, 7}), "ab a");                            // leading space stripped
+  EXPECT_EQ(tok->decode({1, 7, 2, 3}, true), "<s> a\xC3\xA9");
 }
 
 TEST(Nfc, ComposesReordersAndPassesInvalidBytes) {
