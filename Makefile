@@ -11,7 +11,7 @@ setup:
 	@scripts/setup
 
 models: setup
-	@scripts/fetch-models
+	@scripts/fetch-models --gemma3
 
 build: setup
 	@cmake --preset release >/dev/null

@@ -13,7 +13,8 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// One input per line, each a JSON string; prints {"ids": [...], "text": decode(ids)} per line.
+// One input per line, each a JSON string; prints per line the ids and their decoding with
+// special tokens rendered ("text") and skipped ("plain").
 void tokenize_lines(const TextTokenizer& tok, bool parse_special) {
   std::string line;
   for (size_t n = 1; std::getline(std::cin, line); ++n) {
@@ -25,7 +26,7 @@ void tokenize_lines(const TextTokenizer& tok, bool parse_special) {
     }
     if (!in.is_string()) throw Error("tokenize: line " + std::to_string(n) + " of the input is not a JSON string");
     auto ids = tok.encode(in.get_ref<const std::string&>(), parse_special);
-    std::cout << dump(json{{"ids", ids}, {"text", tok.decode(ids, /*render_special=*/true)}}) << "\n";
+    std::cout << dump(json{{"ids", ids}, {"text", tok.decode(ids, true)}, {"plain", tok.decode(ids, false)}}) << "\n";
   }
 }
 
@@ -49,7 +50,8 @@ void register_tokenize(CLI::App& app) {
   auto* text = cmd->add_option("text", o->text, "Text to tokenize");
   cmd->add_flag("--json", o->json, "Print {\"ids\": [...], \"pieces\": [...]} instead of plain ids");
   cmd->add_flag("--lines", o->lines,
-                "Read one JSON string per line from stdin; print {\"ids\": [...], \"text\": decoded} per line");
+                "Read one JSON string per line from stdin; print {\"ids\", \"text\", \"plain\"} per line "
+                "(text: decoded with special tokens, plain: without)");
   cmd->add_flag("--no-parse-special", o->no_special, "Treat special-token text such as <|im_start|> as plain text");
   cmd->callback([o, text] {
     if (o->model.empty() && o->tokenizer.empty()) throw CLI::ValidationError("tokenize", "give -m MODEL or --tokenizer PATH");

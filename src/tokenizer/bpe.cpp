@@ -43,6 +43,18 @@ std::string byte_fallback_name(int b) {
   return std::string("<0x") + digits[b >> 4] + digits[b & 15] + ">";
 }
 
+// Tokens matched in normalized text are looked for in their normalized form, as
+// `tokenizers` does (with Llama 2's Prepend, "ok" is looked for as "▁ok").
+std::vector<AddedToken> normalize_contents(std::vector<AddedToken> added, const Normalizer& normalizer) {
+  std::string out;
+  for (auto& a : added)
+    if (a.normalized) {
+      normalizer.apply(a.content, out);
+      a.content = out;
+    }
+  return added;
+}
+
 // Token texts that end a turn in the chat formats minnow knows.
 constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>",
                                                 "<end_of_turn>", "<|end|>"};
@@ -50,7 +62,8 @@ constexpr std::string_view kEndOfTurnTexts[] = {"<|im_end|>", "<|endoftext|>", "
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(BpeVocab vocab)
-    : v_(std::move(vocab)), pre_(v_.pre_splits), raw_added_(v_.added, false), normalized_added_(v_.added, true) {
+    : v_(std::move(vocab)), pre_(v_.pre_splits),       raw_added_(v_.added, false),
+      normalized_added_(normalize_contents(v_.added, v_.normalizer), true) {
   const size_t n = v_.tokens.size();
   if (n == 0) fail("empty vocabulary");
   if (n > (1u << 30)) fail("vocabulary too large");
