@@ -3,7 +3,7 @@ MODEL ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT ?= What is the capital of France? Answer in one sentence.
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup models build build-asan demo test test-unit test-asan test-e2e bench golden clean
+.PHONY: all setup models build build-asan demo test test-unit test-asan test-e2e bench bench-tokenizer golden clean
 
 all: build
 
@@ -43,6 +43,10 @@ test-e2e: build models
 
 bench: build models
 	@build/release/minnow bench -m $(MODEL) -p 128 -n 64 -t 2
+
+# Encode throughput against the `tokenizers` package (single thread, same corpus).
+bench-tokenizer: build
+	@.venv/bin/python bench/tokenizer_compare.py
 
 # Regenerates the golden data with transformers (big: torch in its own virtualenv).
 golden: models
