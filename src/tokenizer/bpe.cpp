@@ -156,6 +156,7 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool parse_spec
         encode_normalized(normalized);
       },
       push_token);
+  if (v_.add_eos && v_.eos_id >= 0) out.push_back(v_.eos_id);
   return out;
 }
 

@@ -35,7 +35,7 @@ struct BpeVocab {
   std::vector<std::pair<std::string, std::string>> decode_replace;
   int strip_leading_spaces = 0;
   int32_t bos_id = -1, eos_id = -1, eot_id = -1;
-  bool add_bos = false;
+  bool add_bos = false, add_eos = false;
 };
 
 class BpeTokenizer : public Tokenizer {

@@ -104,6 +104,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_gguf(const GgufFile& f) {
   v.eot_id = optional_id(f, "tokenizer.ggml.eot_token_id");
   // llama.cpp's defaults when the key is absent: SentencePiece models add BOS.
   v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(*model == "llama");
+  v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   return std::make_unique<BpeTokenizer>(std::move(v));
 }
 

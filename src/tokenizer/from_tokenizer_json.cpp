@@ -115,8 +115,8 @@ void read_pre_tokenizer(const json& p, BpeVocab& v, bool& byte_level, int depth 
   }
 }
 
-// Post-processors only matter here when they add tokens; the one supported template is
-// "<bos> $A" (Llama and Gemma style).
+// Post-processors only matter here when they add tokens; the supported templates are
+// "$A" with at most one special token before it (BOS) and one after it (EOS).
 void read_post_processor(const json& p, BpeVocab& v, int depth = 0) {
   check_depth(depth);
   if (p.is_null()) return;
@@ -127,15 +127,25 @@ void read_post_processor(const json& p, BpeVocab& v, int depth = 0) {
     // Only adjusts offsets.
   } else if (t == "TemplateProcessing") {
     const json& single = p.at("single");
-    auto is_seq = [](const json& item) { return item.contains("Sequence"); };
-    if (single.size() == 1 && is_seq(single[0])) return;
-    if (single.size() != 2 || !single[0].contains("SpecialToken") || !is_seq(single[1]))
-      fail("post-processor TemplateProcessing '" + single.dump() + "' is not supported (supported: a leading BOS)");
-    std::string name = single[0].at("SpecialToken").at("id").get<std::string>();
-    const json& ids = p.at("special_tokens").at(name).at("ids");
-    if (ids.size() != 1) fail("post-processor special token '" + name + "' must be one id");
-    v.bos_id = ids[0].get<int32_t>();
-    v.add_bos = true;
+    auto special_id = [&](const json& item) {
+      std::string name = item.at("SpecialToken").at("id").get<std::string>();
+      const json& ids = p.at("special_tokens").at(name).at("ids");
+      if (ids.size() != 1) fail("post-processor special token '" + name + "' must be one id");
+      return ids[0].get<int32_t>();
+    };
+    size_t seq = single.size();
+    for (size_t i = 0; i < single.size(); ++i)
+      if (single[i].contains("Sequence")) seq = i;
+    if (seq == single.size() || seq > 1 || single.size() - seq > 2)
+      fail("post-processor TemplateProcessing '" + single.dump() + "' is not supported (supported: [BOS] $A [EOS])");
+    if (seq == 1) {
+      v.bos_id = special_id(single[0]);
+      v.add_bos = true;
+    }
+    if (single.size() - seq == 2) {
+      v.eos_id = special_id(single[seq + 1]);
+      v.add_eos = true;
+    }
   } else {
     fail("post-processor '" + t + "' is not supported (supported: ByteLevel, TemplateProcessing, Sequence)");
   }

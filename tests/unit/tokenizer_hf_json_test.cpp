@@ -138,3 +138,13 @@ TEST(Nfc, ComposesReordersAndPassesInvalidBytes) {
   EXPECT_EQ(minnow::nfc_normalize("q\xCC\x81\xCC\xA3"), "q\xCC\xA3\xCC\x81");
   EXPECT_EQ(minnow::nfc_normalize("a\xFF" "e\xCC\x81"), "a\xFF\xC3\xA9");
 }
+
+TEST(TokenizerHfJson, PostProcessorMayAppendEos) {
+  json j = tiny();
+  j["post_processor"]["single"].push_back(json::parse(R"({"SpecialToken": {"id": "</s>", "type_id": 0}})"));
+  j["post_processor"]["special_tokens"]["</s>"] = json::parse(R"({"id": "</s>", "ids": [6], "tokens": ["</s>"]})");
+  auto tok = minnow::tokenizer_from_hf_json(write_tokenizer("eos", j.dump()));
+  EXPECT_EQ(tok->encode("ab", true), (std::vector<int32_t>{5, 2, 6}));
+  j["post_processor"]["single"].push_back(j["post_processor"]["single"][0]);  // a third special token
+  EXPECT_NE(load_error("eos3", j.dump()).find("TemplateProcessing"), std::string::npos);
+}
