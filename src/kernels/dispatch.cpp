@@ -1,5 +1,8 @@
 #include <cstdlib>
 #include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "kernels/ops.hpp"
 
@@ -13,7 +16,10 @@ namespace {
 bool cpu_has_avx2_fma_f16c() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  // F16C is CPUID leaf 1, ECX bit 29 (read directly: not every compiler names it here).
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
 #else
   return false;
 #endif
