@@ -56,6 +56,13 @@ class Model {
   bool has_chat_template() const;
   // Renders the model's own chat template (tokenizer.chat_template).
   std::string apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // The same with every template variable as the text of one JSON object, as an
+  // OpenAI-style request carries them: {"messages": [...], "tools": [...],
+  // "add_generation_prompt": true, "enable_thinking": false}. Messages may hold null
+  // content, tool_calls, tool results and reasoning_content; extra keys become
+  // variables. bos_token/eos_token are the model's unless given; tools and documents
+  // are None and add_generation_prompt false when absent, as in transformers.
+  std::string apply_chat_template_json(std::string_view variables_json) const;
 
   const LoadedModel& impl() const { return *m_; }
 

@@ -28,5 +28,6 @@ void register_chat(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_tokenize(CLI::App& app);
 void register_logits(CLI::App& app);
+void register_template(CLI::App& app);
 
 }  // namespace minnow::cli

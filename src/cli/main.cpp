@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   minnow::cli::register_bench(app);
   minnow::cli::register_tokenize(app);
   minnow::cli::register_logits(app);
+  minnow::cli::register_template(app);
   if (argc == 1) {  // a bare `minnow` teaches rather than complains
     std::cout << app.help();
     return 0;

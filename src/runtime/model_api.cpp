@@ -1,4 +1,6 @@
 // minnow::Model: the public face of a LoadedModel.
+#include <nlohmann/json.hpp>
+
 #include "base/error.hpp"
 #include "chat/chat_template.hpp"
 #include "minnow/llm.hpp"
@@ -49,6 +51,18 @@ std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages,
   if (tok.bos_id() >= 0) in.bos_token = tok.token_text(tok.bos_id());
   if (tok.eos_id() >= 0) in.eos_token = tok.token_text(tok.eos_id());
   return chat::render_chat_template(m_->chat_template, in);
+}
+
+std::string Model::apply_chat_template_json(std::string_view variables_json) const {
+  if (m_->chat_template.empty()) throw Error("chat: the model file has no chat template (tokenizer.chat_template)");
+  // ordered: objects keep their key order, as Python dicts do in tojson output.
+  nlohmann::ordered_json vars = nlohmann::ordered_json::parse(variables_json, nullptr, false);
+  if (vars.is_discarded()) throw Error("chat template: the variables are not valid JSON");
+  if (!vars.is_object()) throw Error("chat template: the variables must be a JSON object");
+  const Tokenizer& tok = *m_->tokenizer;
+  if (!vars.contains("bos_token")) vars["bos_token"] = tok.bos_id() >= 0 ? tok.token_text(tok.bos_id()) : "";
+  if (!vars.contains("eos_token")) vars["eos_token"] = tok.eos_id() >= 0 ? tok.token_text(tok.eos_id()) : "";
+  return chat::render_chat_template(m_->chat_template, vars);
 }
 
 }  // namespace minnow

@@ -1,26 +1,21 @@
-// libFuzzer harness for the GGUF reader: any input must parse or throw minnow::Error, and a
-// parsed file must only describe memory inside the input. Not part of the CMake build:
-//   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc tests/fuzz/gguf_fuzz.cpp \
-//     src/formats/gguf.cpp src/tensor/dtype.cpp src/base/mapped_file.cpp -o /tmp/gguf_fuzz
-//   /tmp/gguf_fuzz -max_len=4096 -max_total_time=60 CORPUS_DIR
-#include <cstdint>
-#include <cstdlib>
-
+// GGUF reader: any input must parse or throw minnow::Error, and a parsed file must only
+// describe memory inside the input.
 #include "base/error.hpp"
 #include "formats/gguf.hpp"
+#include "fuzz_target.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+MINNOW_FUZZ_TARGET(gguf) {
+  using minnow::fuzz::fuzz_check;
   try {
     auto f = minnow::GgufFile::parse(data, size);
     for (const auto& t : f->tensors())
-      if (t.data < data || t.n_bytes > size || t.data + t.n_bytes > data + size) std::abort();
-    for (const auto& [key, v] : f->metadata())
-      if (v.type == minnow::GgufType::STRING &&
-          (reinterpret_cast<const uint8_t*>(v.str.data()) < data ||
-           reinterpret_cast<const uint8_t*>(v.str.data()) + v.str.size() > data + size))
-        std::abort();
+      fuzz_check(t.data >= data && t.n_bytes <= size && t.data + t.n_bytes <= data + size, "tensor data outside the input");
+    for (const auto& [key, v] : f->metadata()) {
+      if (v.type != minnow::GgufType::STRING) continue;
+      const auto* p = reinterpret_cast<const uint8_t*>(v.str.data());
+      fuzz_check(p >= data && p + v.str.size() <= data + size, "metadata string outside the input");
+    }
   } catch (const minnow::Error&) {
-    // Rejected cleanly; any other exception escapes and libFuzzer reports it.
+    // Rejected cleanly.
   }
-  return 0;
 }

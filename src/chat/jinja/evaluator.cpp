@@ -14,12 +14,16 @@ constexpr int kMaxEvalDepth = 512;
 struct EvalDepthGuard {
   Evaluator& ev;
   EvalDepthGuard(Evaluator& e, std::size_t pos) : ev(e) {
-    if (++ev.depth_ > kMaxEvalDepth) ev.fail(pos, "maximum recursion depth exceeded");
+    if (ev.depth_ >= kMaxEvalDepth) ev.fail(pos, "maximum recursion depth exceeded");
+    if (ev.steps_left_ == 0) ev.fail(pos, "template runs too long (step limit reached)");
+    ++ev.depth_;
+    --ev.steps_left_;
   }
   ~EvalDepthGuard() { --ev.depth_; }
 };
 
-Evaluator::Evaluator(std::string_view source, const Value& context) : source_(source) {
+Evaluator::Evaluator(std::string_view source, const Value& context, std::size_t max_output, std::uint64_t max_steps)
+    : source_(source), max_output_(max_output), steps_left_(max_steps) {
   frames_.emplace_back();
   if (context.is_dict()) {
     for (const auto& [k, v] : context.dict_obj().items) frames_[0][k] = v;
@@ -35,7 +39,7 @@ std::string Evaluator::render(const Body& body) {
 void Evaluator::fail(std::size_t pos, const std::string& what) const { throw_at(source_, pos, what); }
 
 void Evaluator::append(std::string& out, std::string_view text) const {
-  if (out.size() + text.size() > kMaxResultSize) throw EvalError("output too large");
+  if (out.size() + text.size() > max_output_) throw EvalError("output too large");
   out += text;
 }
 

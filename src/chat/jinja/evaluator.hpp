@@ -1,5 +1,7 @@
 // Renders a parsed template body against a context of variables.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -14,7 +16,9 @@ class Evaluator {
  public:
   // source: the normalized template text, for error locations.
   // context: a dict of the variables the template sees.
-  Evaluator(std::string_view source, const Value& context);
+  // max_output: bytes of rendered text; max_steps: statements and expressions
+  // evaluated. Exceeding either is an error, which bounds any loop.
+  Evaluator(std::string_view source, const Value& context, std::size_t max_output, std::uint64_t max_steps);
 
   std::string render(const Body& body);
 
@@ -43,6 +47,8 @@ class Evaluator {
   // iteration (sets inside a loop body do not leak out, as in jinja2).
   std::vector<Frame> frames_;
   int depth_ = 0;
+  std::size_t max_output_;
+  std::uint64_t steps_left_;
 
   friend struct EvalDepthGuard;
 };

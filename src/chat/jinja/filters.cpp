@@ -105,6 +105,7 @@ Value join_filter(const Value& v, CallArgs& args) {
   for (const auto& item : iterate(v)) {
     if (!first) out += sep;
     out += to_str(attribute.is_none() ? item : attribute_path(item, attribute));
+    if (out.size() > kMaxResultSize) throw EvalError("result too large");
     first = false;
   }
   return Value(std::move(out));
@@ -222,8 +223,16 @@ Value tojson_filter(const Value& v, CallArgs& args) {
   const Value separators = r.get_or(2, "separators", Value(None{}));
   const Value sort_keys = r.get_or(3, "sort_keys", Value(false));
   r.done();
-  if (ensure_ascii.truthy() || !separators.is_none()) throw EvalError("tojson: ensure_ascii and separators are not supported");
   JsonStyle style;
+  style.ensure_ascii = ensure_ascii.truthy();
+  if (!separators.is_none()) {
+    const bool pair = separators.is_list() && separators.items().size() == 2 && separators.items()[0].is_string() &&
+                      separators.items()[1].is_string();
+    if (!pair) throw EvalError("tojson: separators must be a pair of strings");
+    style.custom_separators = true;
+    style.item_sep = separators.items()[0].as_string();
+    style.key_sep = separators.items()[1].as_string();
+  }
   if (!indent.is_none()) {
     if (!indent.is_int() || indent.as_int() < 0 || indent.as_int() > 64) throw EvalError("tojson: indent must be 0..64");
     style.indent = static_cast<int>(indent.as_int());

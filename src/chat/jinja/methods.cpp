@@ -116,6 +116,7 @@ const StrEntry kStrMethods[] = {
          if (!item.is_string()) throw EvalError("sequence item: expected str instance, " + type_name(item) + " found");
          if (!first) out += s;
          out += item.as_string();
+         if (out.size() > kMaxResultSize) throw EvalError("result too large");
          first = false;
        }
        return Value(std::move(out));

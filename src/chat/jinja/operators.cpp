@@ -89,7 +89,7 @@ Value repeat(const Value& seq, std::int64_t times) {
     return Value(std::move(out));
   }
   const auto& items = seq.items();
-  if (!items.empty() && items.size() > kMaxResultSize / n) throw EvalError("result too large");
+  if (!items.empty() && items.size() > kMaxListItems / n) throw EvalError("result too large");
   std::vector<Value> out;
   for (std::size_t i = 0; i < n && !items.empty(); ++i) out.insert(out.end(), items.begin(), items.end());
   return Value::list(std::move(out), seq.list_obj().is_tuple);
@@ -145,7 +145,12 @@ void require_defined(const Value& v) {
 }
 
 Value binary_op(BinaryOp op, const Value& a, const Value& b) {
-  if (op == BinaryOp::Concat) return Value(to_str(a) + to_str(b));
+  if (op == BinaryOp::Concat) {
+    std::string lhs = to_str(a);
+    const std::string rhs = to_str(b);
+    if (lhs.size() + rhs.size() > kMaxResultSize) throw EvalError("result too large");
+    return Value(lhs += rhs);
+  }
   require_defined(a);
   require_defined(b);
   if (a.is_number() && b.is_number()) return arithmetic(op, a, b);
@@ -156,6 +161,7 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b) {
     }
     if (a.is_string()) throw EvalError("can only concatenate str (not \"" + type_name(b) + "\") to str");
     if (a.is_list() && b.is_list() && a.list_obj().is_tuple == b.list_obj().is_tuple) {
+      if (a.items().size() + b.items().size() > kMaxListItems) throw EvalError("result too large");
       std::vector<Value> items = a.items();
       items.insert(items.end(), b.items().begin(), b.items().end());
       return Value::list(std::move(items), a.list_obj().is_tuple);

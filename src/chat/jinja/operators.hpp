@@ -24,6 +24,8 @@ std::size_t length_of(const Value& v);
 void require_defined(const Value& v);
 
 // Results longer than this (bytes or items) are refused rather than allocated.
-inline constexpr std::size_t kMaxResultSize = std::size_t{1} << 28;
+inline constexpr std::size_t kMaxResultSize = std::size_t{1} << 26;
+// Lists longer than this are refused (doubling a list in a loop would exhaust memory).
+inline constexpr std::size_t kMaxListItems = std::size_t{1} << 22;
 
 }  // namespace minnow::chat::jinja

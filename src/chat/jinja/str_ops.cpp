@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "chat/jinja/error.hpp"
+#include "chat/jinja/operators.hpp"
 #include "chat/jinja/utf8.hpp"
 
 namespace minnow::chat::jinja {
@@ -99,6 +100,7 @@ std::string py_replace(std::string_view s, std::string_view old, std::string_vie
       const std::size_t start = i;
       next_code_point(s, i);
       out.append(s.substr(start, i - start));
+      if (out.size() > kMaxResultSize) throw EvalError("result too large");
     }
     out.append(s.substr(std::min(i, s.size())));
     return out;
@@ -109,6 +111,7 @@ std::string py_replace(std::string_view s, std::string_view old, std::string_vie
     if (hit == std::string_view::npos) break;
     out.append(s.substr(start, hit - start));
     out += with;
+    if (out.size() > kMaxResultSize) throw EvalError("result too large");
     start = hit + old.size();
   }
   out.append(s.substr(start));

@@ -1,6 +1,7 @@
 #include "chat/jinja/value.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "chat/jinja/error.hpp"
 
@@ -117,8 +118,19 @@ std::string type_name(const Value& v) {
   return "object";
 }
 
-bool values_equal(const Value& a, const Value& b) {
+namespace {
+
+// Shared lists can nest one list in itself many times over (a tower of [x, x]): visiting
+// it node by node takes exponential time, so walks are bounded by a node budget.
+constexpr std::size_t kMaxNodesVisited = 1'000'000;
+
+void spend(std::size_t& budget) {
+  if (budget-- == 0) throw EvalError("value too large to compare");
+}
+
+bool equal_within(const Value& a, const Value& b, std::size_t& budget) {
   using K = Value::Kind;
+  spend(budget);
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.number_as_double() == b.number_as_double();
     return a.int_value() == b.int_value();
@@ -130,19 +142,21 @@ bool values_equal(const Value& a, const Value& b) {
     case K::String: return a.as_string() == b.as_string();
     case K::List: {
       const auto &x = a.list_obj(), &y = b.list_obj();
+      if (&x == &y) return true;  // Python compares list items by identity first
       if (x.is_tuple != y.is_tuple || x.items.size() != y.items.size()) return false;
       for (std::size_t i = 0; i < x.items.size(); ++i) {
-        if (!values_equal(x.items[i], y.items[i])) return false;
+        if (!equal_within(x.items[i], y.items[i], budget)) return false;
       }
       return true;
     }
     case K::Dict: {
       const auto &x = a.dict_obj(), &y = b.dict_obj();
       if (x.is_namespace || y.is_namespace) return &x == &y;  // Namespace compares by identity
+      if (&x == &y) return true;
       if (x.items.size() != y.items.size()) return false;
       for (const auto& [k, v] : x.items) {
         const Value* other = y.find(k);
-        if (other == nullptr || !values_equal(v, *other)) return false;
+        if (other == nullptr || !equal_within(v, *other, budget)) return false;
       }
       return true;
     }
@@ -150,15 +164,32 @@ bool values_equal(const Value& a, const Value& b) {
   }
 }
 
-bool fits_in_namespace(const Value& v) {
+bool fits_within(const Value& v, std::unordered_set<const void*>& seen) {
   if (v.is_callable() || v.is_namespace()) return false;
-  if (v.is_list()) return std::all_of(v.items().begin(), v.items().end(), fits_in_namespace);
-  if (v.is_dict()) {
-    for (const auto& [k, item] : v.dict_obj().items) {
-      if (!fits_in_namespace(item)) return false;
+  if (!v.is_list() && !v.is_dict()) return true;
+  if (!seen.insert(v.object_id()).second) return true;  // immutable: checked once is enough
+  if (v.is_list()) {
+    for (const auto& item : v.items()) {
+      if (!fits_within(item, seen)) return false;
     }
+    return true;
+  }
+  for (const auto& [k, item] : v.dict_obj().items) {
+    if (!fits_within(item, seen)) return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool values_equal(const Value& a, const Value& b) {
+  std::size_t budget = kMaxNodesVisited;
+  return equal_within(a, b, budget);
+}
+
+bool fits_in_namespace(const Value& v) {
+  std::unordered_set<const void*> seen;
+  return fits_within(v, seen);
 }
 
 }  // namespace minnow::chat::jinja

@@ -59,9 +59,9 @@ class Value {
   Value(int i) : data_(static_cast<std::int64_t>(i)) {}
   Value(std::int64_t i) : data_(i) {}
   Value(double d) : data_(d) {}
-  Value(std::string s) : data_(std::move(s)) {}
-  Value(std::string_view s) : data_(std::string(s)) {}
-  Value(const char* s) : data_(std::string(s)) {}
+  Value(std::string s) : data_(std::make_shared<const std::string>(std::move(s))) {}
+  Value(std::string_view s) : Value(std::string(s)) {}
+  Value(const char* s) : Value(std::string(s)) {}
 
   static Value undefined(std::string hint);
   // Throw EvalError when the result would nest deeper than kMaxDepth.
@@ -86,7 +86,7 @@ class Value {
   bool as_bool() const { return std::get<bool>(data_); }
   std::int64_t as_int() const { return std::get<std::int64_t>(data_); }
   double as_float() const { return std::get<double>(data_); }
-  const std::string& as_string() const { return std::get<std::string>(data_); }
+  const std::string& as_string() const { return *std::get<std::shared_ptr<const std::string>>(data_); }
   const ListObj& list_obj() const { return *std::get<std::shared_ptr<const ListObj>>(data_); }
   const std::vector<Value>& items() const { return list_obj().items; }
   const DictObj& dict_obj() const { return *std::get<std::shared_ptr<DictObj>>(data_); }
@@ -104,7 +104,10 @@ class Value {
   const void* object_id() const;
 
  private:
-  std::variant<Undefined, None, bool, std::int64_t, double, std::string, std::shared_ptr<const ListObj>,
+  // Strings are shared like lists: copying a value never copies its text, so
+  // lists holding one long string many times stay small.
+  std::variant<Undefined, None, bool, std::int64_t, double, std::shared_ptr<const std::string>,
+               std::shared_ptr<const ListObj>,
                std::shared_ptr<DictObj>, std::shared_ptr<const Callable>>
       data_;
 };

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "chat/jinja/error.hpp"
+#include "chat/jinja/operators.hpp"
 #include "chat/jinja/utf8.hpp"
 
 namespace minnow::chat::jinja {
@@ -76,10 +77,16 @@ void append_hex_escape(std::string& out, char32_t cp) {
   out += buf;
 }
 
+// Shared lists can nest the same list many times over: stop before text explodes.
+void check_size(const std::string& out) {
+  if (out.size() > kMaxResultSize) throw EvalError("result too large");
+}
+
 void append_joined(std::string& out, const std::vector<Value>& items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
     out += to_repr(items[i]);
+    check_size(out);
   }
 }
 
@@ -88,6 +95,7 @@ std::string dict_repr(const DictObj& d) {
   for (std::size_t i = 0; i < d.items.size(); ++i) {
     if (i) out += ", ";
     out += quote_py_string(d.items[i].first) + ": " + to_repr(d.items[i].second);
+    check_size(out);
   }
   return out + "}";
 }
@@ -153,9 +161,27 @@ std::string to_str(const Value& v) {
 
 namespace {
 
-void json_string(std::string& out, const std::string& s) {
+void json_escape_code_point(std::string& out, char32_t cp) {
+  char buf[16];
+  if (cp >= 0x10000) {  // a UTF-16 surrogate pair, as Python writes it
+    const char32_t v = cp - 0x10000;
+    std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", static_cast<unsigned>(0xD800 + (v >> 10)),
+                  static_cast<unsigned>(0xDC00 + (v & 0x3FF)));
+  } else {
+    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+  }
+  out += buf;
+}
+
+void json_string(std::string& out, const std::string& s, bool ensure_ascii) {
   out += '"';
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (ensure_ascii && static_cast<unsigned char>(c) >= 0x80) {
+      json_escape_code_point(out, next_code_point(s, i));
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -187,7 +213,9 @@ void json_break(std::string& out, const JsonStyle& style, int level) {
 }
 
 void json_value(std::string& out, const Value& v, const JsonStyle& style, int level) {
-  const char* item_sep = style.indent < 0 ? ", " : ",";
+  using sv = std::string_view;
+  const sv item_sep = style.custom_separators ? sv(style.item_sep) : style.indent < 0 ? sv(", ") : sv(",");
+  const sv key_sep = style.custom_separators ? sv(style.key_sep) : sv(": ");
   switch (v.kind()) {
     case Value::Kind::None: out += "null"; return;
     case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; return;
@@ -199,7 +227,7 @@ void json_value(std::string& out, const Value& v, const JsonStyle& style, int le
       else out += format_float(d);
       return;
     }
-    case Value::Kind::String: json_string(out, v.as_string()); return;
+    case Value::Kind::String: json_string(out, v.as_string(), style.ensure_ascii); return;
     case Value::Kind::List: {
       const auto& items = v.items();
       if (items.empty()) {
@@ -211,6 +239,7 @@ void json_value(std::string& out, const Value& v, const JsonStyle& style, int le
         if (i) out += item_sep;
         json_break(out, style, level + 1);
         json_value(out, items[i], style, level + 1);
+        check_size(out);
       }
       json_break(out, style, level);
       out += ']';
@@ -231,9 +260,10 @@ void json_value(std::string& out, const Value& v, const JsonStyle& style, int le
       for (std::size_t i = 0; i < entries.size(); ++i) {
         if (i) out += item_sep;
         json_break(out, style, level + 1);
-        json_string(out, entries[i]->first);
-        out += ": ";
+        json_string(out, entries[i]->first, style.ensure_ascii);
+        out += key_sep;
         json_value(out, entries[i]->second, style, level + 1);
+        check_size(out);
       }
       json_break(out, style, level);
       out += '}';

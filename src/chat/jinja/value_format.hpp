@@ -14,8 +14,12 @@ std::string format_float(double d);   // Python float repr: shortest round-trip 
 std::string quote_py_string(const std::string& s);
 
 struct JsonStyle {
-  int indent = -1;  // < 0: single line with ", " and ": " separators
+  int indent = -1;  // < 0: single line
   bool sort_keys = false;
+  bool ensure_ascii = false;  // non-ASCII as \uXXXX escapes (surrogate pairs beyond the BMP)
+  // Python's separators; without them (", ", ": "), or ("," ": ") when indenting.
+  bool custom_separators = false;
+  std::string item_sep, key_sep;
 };
 // Throws EvalError for values JSON cannot hold (undefined, callables, namespaces).
 std::string to_json(const Value& v, const JsonStyle& style);
