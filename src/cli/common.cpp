@@ -5,7 +5,7 @@
 namespace minnow::cli {
 
 void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
-  app.add_option("-m,--model", f.model, "Model file (GGUF)")->required();
+  app.add_option("-m,--model", f.model, "Model: a GGUF file or a Hugging Face checkpoint directory")->required();
   app.add_option("-t,--threads", f.threads, "Threads (default: one per core)")->check(CLI::NonNegativeNumber);
   if (with_ctx)
     app.add_option("--ctx", f.ctx, "Context size in tokens (capped by the model's trained context)")

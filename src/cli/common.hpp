@@ -29,5 +29,6 @@ void register_bench(CLI::App& app);
 void register_tokenize(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_template(CLI::App& app);
+void register_inspect(CLI::App& app);
 
 }  // namespace minnow::cli

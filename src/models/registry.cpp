@@ -1,46 +1,50 @@
-// Maps general.architecture to the family binder, then attaches tokenizer and template.
-#include <string_view>
+// The supported families, and the loader a path goes to (a directory is a Hugging Face
+// checkpoint, anything else a GGUF file).
+#include <filesystem>
 
 #include "base/error.hpp"
-#include "models/families.hpp"
+#include "models/family.hpp"
+#include "models/loaders.hpp"
 
 namespace minnow {
 namespace {
 
-struct Family {
-  std::string_view arch;
-  void (*bind)(const GgufFile&, LoadedModel&);
-};
-
-constexpr Family kFamilies[] = {
-    {"llama", bind_llama},
-};
+const std::vector<const FamilySpec*>& families() {
+  static const std::vector<const FamilySpec*> all = {&llama_family(), &qwen2_family(), &qwen3_family(), &gemma3_family()};
+  return all;
+}
 
 }  // namespace
 
+const FamilySpec* family_by_gguf_arch(std::string_view arch) {
+  for (const FamilySpec* f : families())
+    if (f->name == arch) return f;
+  return nullptr;
+}
+
+const FamilySpec* family_by_hf_model_type(std::string_view model_type) {
+  for (const FamilySpec* f : families())
+    for (auto t : f->hf_model_types)
+      if (t == model_type) return f;
+  return nullptr;
+}
+
+std::string supported_families() {
+  std::string out;
+  for (const FamilySpec* f : families()) out += (out.empty() ? "" : ", ") + std::string(f->name);
+  return out;
+}
+
 std::unique_ptr<LoadedModel> load_model(const std::string& path) {
-  auto m = std::make_unique<LoadedModel>();
-  m->file = GgufFile::open(path);
-  const GgufFile& f = *m->file;
   try {
-    auto arch = f.get_string("general.architecture");
-    if (!arch) throw Error("model: missing metadata 'general.architecture'");
-    m->config.arch = std::string(*arch);
-    m->config.name = std::string(f.get_string("general.name").value_or(""));
-    const Family* fam = nullptr;
-    for (const auto& x : kFamilies)
-      if (x.arch == *arch) fam = &x;
-    if (!fam) throw Error("model: architecture '" + m->config.arch + "' is not supported yet (supported: llama)");
-    fam->bind(f, *m);
-    m->tokenizer = tokenizer_from_gguf(f);
-    if (m->tokenizer->vocab_size() != m->config.vocab_size)
-      throw Error("model: tokenizer has " + std::to_string(m->tokenizer->vocab_size()) +
-                  " tokens but the embedding has " + std::to_string(m->config.vocab_size) + " rows");
-    m->chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(""));
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return load_hf_checkpoint(path);
+    return load_gguf_model(path);
   } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
+    const std::string msg = e.what();
+    if (msg.rfind(path, 0) == 0) throw;  // already names the path
+    throw Error(path + ": " + msg);
   }
-  return m;
 }
 
 }  // namespace minnow

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/rope.hpp"
+
 namespace minnow {
 namespace {
 
@@ -12,6 +14,23 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t d, float eps) {
   float scale = 1.0f / std::sqrt(static_cast<float>(ss / static_cast<double>(d)) + eps);
   for (int64_t i = 0; i < d; ++i) y[i] = x[i] * scale * w[i];
 }
+
+// In place over `rows` rows of d values.
+void rmsnorm_rows(float* x, const std::vector<float>& w, int64_t rows, int64_t d, float eps) {
+  for (int64_t r = 0; r < rows; ++r) rmsnorm(x + r * d, w.data(), x + r * d, d, eps);
+}
+
+void add_bias(float* y, const std::vector<float>& b, int64_t rows) {
+  if (b.empty()) return;
+  const auto d = static_cast<int64_t>(b.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < d; ++i) y[r * d + i] += b[static_cast<size_t>(i)];
+}
+
+float softcap(float x, float cap) { return cap * std::tanh(x / cap); }
+
+// GELU, tanh approximation (Gemma's gelu_pytorch_tanh).
+float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x))); }
 
 }  // namespace
 
@@ -30,54 +49,52 @@ Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPoo
   v_.resize(B * kvd);
   gate_.resize(B * static_cast<size_t>(c_.d_ff));
   up_.resize(B * static_cast<size_t>(c_.d_ff));
-  const int half = c_.rope_dim / 2;
-  inv_freq_.resize(static_cast<size_t>(half));
-  for (int i = 0; i < half; ++i)
-    inv_freq_[static_cast<size_t>(i)] = static_cast<float>(std::pow(static_cast<double>(c_.rope_base), -2.0 * i / c_.rope_dim));
-  cos_.resize(B * static_cast<size_t>(half));
-  sin_.resize(B * static_cast<size_t>(half));
+  const size_t half = static_cast<size_t>(c_.head_dim / 2);
+  rope_global_.inv_freq = rope_inv_freq(c_.head_dim, c_.rope_base, c_.rope_scaling, m.rope_freq_factors);
+  rope_local_.inv_freq = rope_inv_freq(c_.head_dim, c_.rope_base_local, RopeScaling{});
+  for (RopeTable* r : {&rope_global_, &rope_local_}) {
+    r->cos.resize(B * half);
+    r->sin.resize(B * half);
+  }
   scores_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(ctx));
 }
 
-// Rotates adjacent pairs (x[2i], x[2i+1]) of each head: GGUF stores Llama's Q/K rows
-// permuted so that this "normal" RoPE equals Hugging Face's rotate-half form.
-void Transformer::rope(float* x, int n, int n_heads) {
-  const int hd = c_.head_dim, half = c_.rope_dim / 2;
-  for (int t = 0; t < n; ++t) {
-    const float* cs = &cos_[static_cast<size_t>(t) * half];
-    const float* sn = &sin_[static_cast<size_t>(t) * half];
-    for (int h = 0; h < n_heads; ++h) {
-      float* v = x + (static_cast<int64_t>(t) * n_heads + h) * hd;
-      for (int i = 0; i < half; ++i) {
-        float a = v[2 * i], b = v[2 * i + 1];
-        v[2 * i] = a * cs[i] - b * sn[i];
-        v[2 * i + 1] = a * sn[i] + b * cs[i];
-      }
+void Transformer::fill_rope(RopeTable& r, int n, int pos0) {
+  const size_t half = r.inv_freq.size();
+  for (int t = 0; t < n; ++t)
+    for (size_t i = 0; i < half; ++i) {
+      const float a = static_cast<float>(pos0 + t) * r.inv_freq[i];
+      r.cos[static_cast<size_t>(t) * half + i] = std::cos(a);
+      r.sin[static_cast<size_t>(t) * half + i] = std::sin(a);
     }
-  }
 }
 
-// Causal grouped-query attention of n new tokens over the cache (positions 0..pos0+t).
+// Causal grouped-query attention of n new tokens over the cache (positions 0..pos0+t, or
+// the last sliding_window of them on sliding-window layers).
 void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
   const int hd = c_.head_dim, n_heads = c_.n_heads, group = c_.n_heads / c_.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  const float cap = c_.attn_softcap;
+  const int window = c_.is_sliding(layer) ? c_.sliding_window : 0;
   const auto& kt = kernels::active();
   pool_.parallel_for(int64_t{n} * n_heads, [&](int64_t task, int thread) {
     const int t = static_cast<int>(task / n_heads), h = static_cast<int>(task % n_heads);
-    const int kvh = h / group, n_pos = pos0 + t + 1;
+    const int kvh = h / group, end = pos0 + t + 1, begin = window > 0 ? std::max(0, end - window) : 0;
     const float* q = &q_[(static_cast<size_t>(t) * n_heads + h) * hd];
     float* s = &scores_[static_cast<size_t>(thread) * ctx_];
     float mx = -INFINITY;
-    for (int p = 0; p < n_pos; ++p) {
-      s[p] = kt.dot_f32(q, kv.k(layer, p) + kvh * hd, hd) * scale;
-      mx = std::max(mx, s[p]);
+    for (int p = begin; p < end; ++p) {
+      float x = kt.dot_f32(q, kv.k(layer, p) + kvh * hd, hd) * scale;
+      if (cap > 0) x = softcap(x, cap);
+      s[p] = x;
+      mx = std::max(mx, x);
     }
     float sum = 0;
-    for (int p = 0; p < n_pos; ++p) sum += (s[p] = std::exp(s[p] - mx));
+    for (int p = begin; p < end; ++p) sum += (s[p] = std::exp(s[p] - mx));
     float* out = &attn_[(static_cast<size_t>(t) * n_heads + h) * hd];
     std::fill(out, out + hd, 0.0f);
     const float inv = 1.0f / sum;
-    for (int p = 0; p < n_pos; ++p) {
+    for (int p = begin; p < end; ++p) {
       const float* v = kv.v(layer, p) + kvh * hd;
       const float w = s[p] * inv;
       for (int i = 0; i < hd; ++i) out[i] += w * v[i];
@@ -85,48 +102,76 @@ void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
   });
 }
 
+// x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
+void Transformer::attention_block(int l, int n, int pos0, KvCache& kv) {
+  const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
+  const int64_t d = c_.d_model, hd = c_.head_dim, kvd = kv.row_size();
+  for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.attn_norm.data(), &h_[t * d], d, c_.rms_eps);
+  const kernels::MatmulOut qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
+  kernels::matmul_many(qkv, h_.data(), n, pool_, int8_);
+  add_bias(q_.data(), L.bq, n);
+  add_bias(k_.data(), L.bk, n);
+  add_bias(v_.data(), L.bv, n);
+  if (!L.q_norm.empty()) rmsnorm_rows(q_.data(), L.q_norm, int64_t{n} * c_.n_heads, hd, c_.rms_eps);
+  if (!L.k_norm.empty()) rmsnorm_rows(k_.data(), L.k_norm, int64_t{n} * c_.n_kv_heads, hd, c_.rms_eps);
+  const RopeTable& r = c_.is_sliding(l) ? rope_local_ : rope_global_;
+  const size_t half = r.inv_freq.size();
+  for (int t = 0; t < n; ++t) {
+    const float* cs = &r.cos[static_cast<size_t>(t) * half];
+    const float* sn = &r.sin[static_cast<size_t>(t) * half];
+    rope_rotate(&q_[static_cast<size_t>(t * c_.n_heads * hd)], c_.n_heads, c_.head_dim, cs, sn, c_.rope_style);
+    rope_rotate(&k_[static_cast<size_t>(t * kvd)], c_.n_kv_heads, c_.head_dim, cs, sn, c_.rope_style);
+    std::copy_n(&k_[t * kvd], kvd, kv.k(l, pos0 + t));
+    std::copy_n(&v_[t * kvd], kvd, kv.v(l, pos0 + t));
+  }
+  attention(l, n, pos0, kv);
+  kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_);
+  add_bias(tmp_.data(), L.bo, n);
+  if (!L.post_attn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_attn_norm, n, d, c_.rms_eps);
+  for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
+}
+
+// x += [post-norm](W_down · (act(W_gate h) * W_up h)), h = norm(x).
+void Transformer::ffn_block(int l, int n) {
+  const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
+  const int64_t d = c_.d_model, ff = c_.d_ff;
+  for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.ffn_norm.data(), &h_[t * d], d, c_.rms_eps);
+  const kernels::MatmulOut gate_up[] = {{&L.gate, gate_.data()}, {&L.up, up_.data()}};
+  kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_);
+  const bool gelu = c_.activation == Activation::GeluTanh;
+  pool_.parallel_for(n, [&](int64_t t, int) {
+    float* g = &gate_[t * ff];
+    const float* u = &up_[t * ff];
+    if (gelu)
+      for (int64_t i = 0; i < ff; ++i) g[i] = gelu_tanh(g[i]) * u[i];
+    else
+      for (int64_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  });
+  kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_);
+  if (!L.post_ffn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_ffn_norm, n, d, c_.rms_eps);
+  for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
+}
+
 void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits) {
-  const int64_t d = c_.d_model, kvd = kv.row_size();
-  const int half = c_.rope_dim / 2;
+  const int64_t d = c_.d_model;
   for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, tokens[t], &x_[static_cast<size_t>(t * d)]);
-  for (int t = 0; t < n; ++t)
-    for (int i = 0; i < half; ++i) {
-      float a = static_cast<float>(pos0 + t) * inv_freq_[static_cast<size_t>(i)];
-      cos_[static_cast<size_t>(t * half + i)] = std::cos(a);
-      sin_[static_cast<size_t>(t * half + i)] = std::sin(a);
-    }
+  if (c_.embed_scale != 1.0f)
+    for (int64_t i = 0; i < n * d; ++i) x_[i] *= c_.embed_scale;
+  fill_rope(rope_global_, n, pos0);
+  if (c_.sliding_window > 0) fill_rope(rope_local_, n, pos0);
 
   for (int l = 0; l < c_.n_layers; ++l) {
-    const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
-    for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.attn_norm.data(), &h_[t * d], d, c_.rms_eps);
-    const kernels::MatmulOut qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
-    kernels::matmul_many(qkv, h_.data(), n, pool_, int8_);
-    rope(q_.data(), n, c_.n_heads);
-    rope(k_.data(), n, c_.n_kv_heads);
-    for (int t = 0; t < n; ++t) {
-      std::copy_n(&k_[t * kvd], kvd, kv.k(l, pos0 + t));
-      std::copy_n(&v_[t * kvd], kvd, kv.v(l, pos0 + t));
-    }
-    attention(l, n, pos0, kv);
-    kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_);
-    for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
-
-    for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.ffn_norm.data(), &h_[t * d], d, c_.rms_eps);
-    const kernels::MatmulOut gate_up[] = {{&L.gate, gate_.data()}, {&L.up, up_.data()}};
-    kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_);
-    const int64_t ff = c_.d_ff;
-    pool_.parallel_for(n, [&](int64_t t, int) {
-      float* g = &gate_[t * ff];
-      const float* u = &up_[t * ff];
-      for (int64_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];  // SwiGLU
-    });
-    kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_);
-    for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
+    attention_block(l, n, pos0, kv);
+    ffn_block(l, n);
   }
 
   const int first = all_logits ? 0 : n - 1;
   for (int t = first; t < n; ++t) rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[(t - first) * d], d, c_.rms_eps);
   kernels::matmul(m_.output, h_.data(), n - first, logits, pool_, int8_);
+  if (c_.final_softcap > 0) {
+    const int64_t count = int64_t{n - first} * c_.vocab_size;
+    for (int64_t i = 0; i < count; ++i) logits[i] = softcap(logits[i], c_.final_softcap);
+  }
 }
 
 }  // namespace minnow

@@ -1,5 +1,7 @@
 // The shared decoder block stack: embeddings -> N x (attention, FFN) -> norm -> logits.
-// All scratch memory is sized at construction; a forward step allocates nothing.
+// One block for every family; ModelConfig switches its optional parts (biases, QK norms,
+// sandwich norms, GeGLU, sliding windows, soft-capping). All scratch memory is sized at
+// construction; a forward step allocates nothing.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,8 +25,13 @@ class Transformer {
   void forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits);
 
  private:
+  struct RopeTable {
+    std::vector<float> inv_freq, cos, sin;  // cos/sin: max_batch x head_dim/2
+  };
+  void fill_rope(RopeTable& r, int n, int pos0);
   void attention(int layer, int n, int pos0, KvCache& kv);
-  void rope(float* x, int n, int n_heads);
+  void attention_block(int layer, int n, int pos0, KvCache& kv);
+  void ffn_block(int layer, int n);
 
   const LoadedModel& m_;
   const ModelConfig& c_;
@@ -32,7 +39,7 @@ class Transformer {
   int max_batch_, ctx_;
   bool int8_;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
-  std::vector<float> inv_freq_, cos_, sin_;
+  RopeTable rope_global_, rope_local_;
   std::vector<float> scores_;  // one row of ctx per thread
 };
 

@@ -11,7 +11,7 @@ namespace minnow {
 Model::Model(std::unique_ptr<LoadedModel> m) : m_(std::move(m)) {
   const ModelConfig& c = m_->config;
   info_ = {c.arch, c.name, c.n_layers, c.d_model, c.n_heads, c.n_kv_heads, c.d_ff, c.vocab_size, c.ctx_train, 0, 0};
-  for (const auto& t : m_->file->tensors()) {
+  for (const auto& t : m_->tensors) {
     info_.n_params += t.n_elements;
     info_.weight_bytes += t.n_bytes;
   }

@@ -1,0 +1,83 @@
+// Every family against transformers on tiny random models (tests/reference/tiny/, made by
+// tests/reference/make_tiny_models.py, loaded here as Hugging Face checkpoint directories):
+//  - full-prefill logits at every position within 1e-4 of the logit range;
+//  - incremental decoding (one token at a time against the KV cache) gives the logits of
+//    the full prefill (within 1e-5 of the range: the kernels sum in a different order).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "minnow/llm.hpp"
+
+namespace {
+
+const std::string kRoot = MINNOW_SOURCE_DIR;
+
+struct Golden {
+  std::vector<std::vector<int32_t>> sequences;
+  int vocab = 0;
+  std::vector<float> logits;  // [sequence][position][vocab]
+  const float* at(size_t seq, size_t pos) const {
+    size_t len = sequences[0].size();
+    return &logits[(seq * len + pos) * static_cast<size_t>(vocab)];
+  }
+};
+
+Golden load_golden(const std::string& family) {
+  const std::string base = kRoot + "/tests/reference/golden/tiny/" + family;
+  std::ifstream in(base + ".json");
+  if (!in) throw std::runtime_error("missing " + base + ".json");
+  const auto j = nlohmann::json::parse(in);
+  Golden g;
+  g.sequences = j.at("sequences").get<std::vector<std::vector<int32_t>>>();
+  g.vocab = j.at("vocab_size").get<int>();
+  std::ifstream bin(base + ".logits.f32", std::ios::binary);
+  const size_t n = g.sequences.size() * g.sequences.at(0).size() * static_cast<size_t>(g.vocab);
+  g.logits.resize(n);
+  bin.read(reinterpret_cast<char*>(g.logits.data()), static_cast<std::streamsize>(n * sizeof(float)));
+  if (!bin) throw std::runtime_error("short or missing " + base + ".logits.f32");
+  return g;
+}
+
+void check_family(const std::string& family) {
+  const Golden g = load_golden(family);
+  auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + family);
+  ASSERT_EQ(model->info().vocab_size, g.vocab);
+  double worst_prefill = 0, worst_incremental = 0;
+  for (size_t s = 0; s < g.sequences.size(); ++s) {
+    const auto& ids = g.sequences[s];
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t p = 0; p < ids.size(); ++p)
+      for (int v = 0; v < g.vocab; ++v) lo = std::min(lo, g.at(s, p)[v]), hi = std::max(hi, g.at(s, p)[v]);
+    const double range = hi - lo;
+    std::vector<std::vector<float>> prefill(ids.size());
+    minnow::Session full(*model, {.ctx = 256, .threads = 2});
+    full.eval_all(ids, [&](int pos, std::span<const float> logits) {
+      prefill[static_cast<size_t>(pos)].assign(logits.begin(), logits.end());
+      for (int v = 0; v < g.vocab; ++v)
+        worst_prefill = std::max(worst_prefill, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
+    });
+    minnow::Session step(*model, {.ctx = 256, .threads = 2});
+    for (size_t p = 0; p < ids.size(); ++p) {
+      auto logits = step.eval(std::span<const int32_t>(ids.data(), p + 1));
+      for (int v = 0; v < g.vocab; ++v)
+        worst_incremental = std::max(worst_incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
+    }
+  }
+  std::printf("[ tiny     ] %-7s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n", family.c_str(),
+              worst_prefill, worst_incremental);
+  EXPECT_LE(worst_prefill, 1e-4) << family;
+  EXPECT_LE(worst_incremental, 1e-5) << family;
+}
+
+}  // namespace
+
+TEST(TinyModels, Llama) { check_family("llama"); }
+TEST(TinyModels, Qwen2) { check_family("qwen2"); }
+TEST(TinyModels, Qwen3) { check_family("qwen3"); }
+TEST(TinyModels, Gemma3) { check_family("gemma3"); }
