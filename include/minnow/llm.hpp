@@ -48,7 +48,8 @@ class Model {
 
   const ModelInfo& info() const { return info_; }
   // parse_special: control-token text such as "<|im_start|>" becomes that token.
-  // Adds BOS when the model asks for it.
+  // Adds BOS when the model asks for it, unless the text already starts with it (as a
+  // rendered chat template often does).
   std::vector<int32_t> tokenize(std::string_view text, bool parse_special = true) const;
   std::string detokenize(std::span<const int32_t> ids, bool render_special = false) const;
   std::string token_text(int32_t id) const;  // the vocabulary entry, as stored

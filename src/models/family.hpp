@@ -27,6 +27,8 @@ struct FamilySpec {
   std::string_view hf_ffn_norm = "post_attention_layernorm";
   std::string_view hf_post_attn_norm = {};  // sandwich norms only
   std::string_view hf_post_ffn_norm = {};
+  // The family's turn format, for files that carry no chat template (empty: none).
+  std::string_view default_chat_template = {};
 };
 
 const FamilySpec& llama_family();

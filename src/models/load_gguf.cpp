@@ -149,7 +149,7 @@ std::unique_ptr<LoadedModel> load_gguf_model(const std::string& path) {
     if (m->tokenizer->vocab_size() != m->config.vocab_size)
       fail("tokenizer has " + std::to_string(m->tokenizer->vocab_size()) + " tokens but the embedding has " +
            std::to_string(m->config.vocab_size) + " rows");
-    m->chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(""));
+    m->chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(spec->default_chat_template));
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

@@ -310,6 +310,7 @@ std::unique_ptr<LoadedModel> load_hf_checkpoint(const std::string& dir_path) {
   json tok_config;
   if (fs::exists(dir / "tokenizer_config.json", ec)) tok_config = read_json(dir / "tokenizer_config.json");
   m->chat_template = read_chat_template(dir, tok_config);
+  if (m->chat_template.empty()) m->chat_template = std::string(spec->default_chat_template);
   return m;
 }
 

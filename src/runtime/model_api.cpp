@@ -24,7 +24,11 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
 }
 
 std::vector<int32_t> Model::tokenize(std::string_view text, bool parse_special) const {
-  return m_->tokenizer->encode(text, parse_special);
+  std::vector<int32_t> ids = m_->tokenizer->encode(text, parse_special);
+  // A rendered chat template usually starts with the BOS text itself; one BOS is enough.
+  const Tokenizer& tok = *m_->tokenizer;
+  if (tok.add_bos() && ids.size() >= 2 && ids[0] == tok.bos_id() && ids[1] == tok.bos_id()) ids.erase(ids.begin());
+  return ids;
 }
 
 std::string Model::detokenize(std::span<const int32_t> ids, bool render_special) const {

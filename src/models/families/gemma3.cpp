@@ -3,6 +3,20 @@
 #include "models/family.hpp"
 
 namespace minnow {
+namespace {
+
+// Gemma's turn format (some GGUF files omit the template): a system message is folded
+// into the first user turn, the assistant speaks as "model".
+constexpr std::string_view kTurns =
+    "{{ bos_token }}{% set ns = namespace(prefix='') %}"
+    "{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{% set ns.prefix = m['content'] ~ '\n\n' %}"
+    "{% else %}{{ '<start_of_turn>' ~ ('model' if m['role'] == 'assistant' else m['role']) ~ '\n' ~ ns.prefix ~ "
+    "m['content'] | trim ~ '<end_of_turn>\n' }}{% set ns.prefix = '' %}{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}";
+
+}  // namespace
 
 const FamilySpec& gemma3_family() {
   static const FamilySpec spec{
@@ -18,6 +32,7 @@ const FamilySpec& gemma3_family() {
       .hf_ffn_norm = "pre_feedforward_layernorm",
       .hf_post_attn_norm = "post_attention_layernorm",
       .hf_post_ffn_norm = "post_feedforward_layernorm",
+      .default_chat_template = kTurns,
   };
   return spec;
 }
