@@ -1,5 +1,7 @@
 // Every family against transformers on tiny random models (tests/reference/tiny/, made by
-// tests/reference/make_tiny_models.py, loaded here as Hugging Face checkpoint directories):
+// tests/reference/make_tiny_models.py, loaded here as Hugging Face checkpoint directories;
+// llama, qwen2 and qwen3 also as GGUF files converted by make_tiny_gguf.py the way llama.cpp's
+// converter lays them out, held to the same golden logits):
 //  - full-prefill logits at every position within 1e-4 of the logit range;
 //  - incremental decoding (one token at a time against the KV cache) gives the logits of
 //    the full prefill (within 1e-5 of the range: the kernels sum in a different order).
@@ -22,6 +24,8 @@ struct Golden {
   std::vector<std::vector<int32_t>> sequences;
   int vocab = 0;
   std::vector<float> logits;  // [sequence][position][vocab]
+  std::string tokenizer_text;  // encoded by `tokenizers` with add_special_tokens=True
+  std::vector<int32_t> tokenizer_ids;
   const float* at(size_t seq, size_t pos) const {
     size_t len = sequences[0].size();
     return &logits[(seq * len + pos) * static_cast<size_t>(vocab)];
@@ -36,6 +40,8 @@ Golden load_golden(const std::string& family) {
   Golden g;
   g.sequences = j.at("sequences").get<std::vector<std::vector<int32_t>>>();
   g.vocab = j.at("vocab_size").get<int>();
+  g.tokenizer_text = j.at("tokenizer_check").at("text").get<std::string>();
+  g.tokenizer_ids = j.at("tokenizer_check").at("ids").get<std::vector<int32_t>>();
   std::ifstream bin(base + ".logits.f32", std::ios::binary);
   const size_t n = g.sequences.size() * g.sequences.at(0).size() * static_cast<size_t>(g.vocab);
   g.logits.resize(n);
@@ -44,10 +50,12 @@ Golden load_golden(const std::string& family) {
   return g;
 }
 
-void check_family(const std::string& family) {
+// `path` is relative to tests/reference/tiny/: the HF directory "<family>" or "<family>.gguf".
+void check_family(const std::string& family, const std::string& path) {
   const Golden g = load_golden(family);
-  auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + family);
+  auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + path);
   ASSERT_EQ(model->info().vocab_size, g.vocab);
+  EXPECT_EQ(model->tokenize(g.tokenizer_text), g.tokenizer_ids) << path;
   double worst_prefill = 0, worst_incremental = 0;
   for (size_t s = 0; s < g.sequences.size(); ++s) {
     const auto& ids = g.sequences[s];
@@ -69,15 +77,19 @@ void check_family(const std::string& family) {
         worst_incremental = std::max(worst_incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
     }
   }
-  std::printf("[ tiny     ] %-7s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n", family.c_str(),
+  std::printf("[ tiny     ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n", path.c_str(),
               worst_prefill, worst_incremental);
-  EXPECT_LE(worst_prefill, 1e-4) << family;
-  EXPECT_LE(worst_incremental, 1e-5) << family;
+  EXPECT_LE(worst_prefill, 1e-4) << path;
+  EXPECT_LE(worst_incremental, 1e-5) << path;
 }
 
 }  // namespace
 
-TEST(TinyModels, Llama) { check_family("llama"); }
-TEST(TinyModels, Qwen2) { check_family("qwen2"); }
-TEST(TinyModels, Qwen3) { check_family("qwen3"); }
-TEST(TinyModels, Gemma3) { check_family("gemma3"); }
+TEST(TinyModels, Llama) { check_family("llama", "llama"); }
+TEST(TinyModels, Qwen2) { check_family("qwen2", "qwen2"); }
+TEST(TinyModels, Qwen3) { check_family("qwen3", "qwen3"); }
+TEST(TinyModels, Gemma3) { check_family("gemma3", "gemma3"); }
+// The same checkpoints as GGUF: Q/K rows permuted and rope_freqs (llama), BF16 (qwen2), F16 (qwen3).
+TEST(TinyModels, LlamaGguf) { check_family("llama", "llama.gguf"); }
+TEST(TinyModels, Qwen2Gguf) { check_family("qwen2", "qwen2.gguf"); }
+TEST(TinyModels, Qwen3Gguf) { check_family("qwen3", "qwen3.gguf"); }
