@@ -30,5 +30,6 @@ void register_tokenize(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_template(CLI::App& app);
 void register_inspect(CLI::App& app);
+void register_perplexity(CLI::App& app);
 
 }  // namespace minnow::cli
