@@ -59,6 +59,43 @@ MATMUL_BENCH(Q4_0, 1, false);
 MATMUL_BENCH(Q4_K, 1, false);
 MATMUL_BENCH(F16, 1, false);
 
+// Fused dequantize-dot rows (x86) against the fallback they replace (dequantize a row,
+// then dot_f32), one thread, a Gemma 3 270M ffn_down-sized matrix (640 x 2048).
+void BM_RowDot(benchmark::State& state, DType t, bool fused) {
+  const int64_t rows = 640, cols = 2048;
+  Matrix m = make_matrix(t, rows, cols);
+  std::vector<float> x(static_cast<size_t>(cols), 0.01f), tmp(static_cast<size_t>(cols));
+  const KernelTable& kt = active();
+  DotRowFn f = kt.dot_row(t);
+  if (fused && !f) {
+    state.SkipWithError("no fused kernel for this type here");
+    return;
+  }
+  for (auto _ : state) {
+    float sum = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (fused) {
+        sum += f(m.view.data + r * m.view.row_bytes, x.data(), cols);
+      } else {
+        dequantize_row(m.view, r, tmp.data());
+        sum += kt.dot_f32(tmp.data(), x.data(), cols);
+      }
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.bytes.size()));
+}
+
+#define ROW_BENCH(T)                                                                          \
+  BENCHMARK_CAPTURE(BM_RowDot, T##_fused, DType::T, true)->Unit(benchmark::kMicrosecond);      \
+  BENCHMARK_CAPTURE(BM_RowDot, T##_dequantize_then_dot, DType::T, false)->Unit(benchmark::kMicrosecond)
+
+ROW_BENCH(Q5_0);
+ROW_BENCH(Q5_1);
+ROW_BENCH(Q4_K);
+ROW_BENCH(Q5_K);
+ROW_BENCH(Q6_K);
+
 }  // namespace
 
 BENCHMARK_MAIN();

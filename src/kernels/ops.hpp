@@ -52,6 +52,7 @@ struct KernelTable {
   DotQ8Fn q4_0_q8, q4_1_q8, q8_0_q8;
   DotQ16Fn dot_q16(DType t) const;  // integer kernel against Q16 activations, or nullptr
   DotQ16Fn q4_0_q16, q4_1_q16, q8_0_q16;
+  DotRowFn q5_0_row, q5_1_row, q4_k_row, q5_k_row, q6_k_row;  // fused f32 kernels (dot_row)
 };
 
 const KernelTable& ref_kernels();

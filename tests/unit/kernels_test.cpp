@@ -101,10 +101,12 @@ TEST(Kernels, GemmF32MatchesReference) {
 TEST(Kernels, FusedRowDotMatchesDequantize) {
   if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
   std::mt19937 rng(3);
-  for (DType t : {DType::F16}) {
+  for (DType t : {DType::F16, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     DotRowFn f = fast()->dot_row(t);
     ASSERT_NE(f, nullptr) << dtype_name(t);
-    for (int64_t k : {32, 64, 96, 576, 1536}) {
+    const int64_t bs = dtype_traits(t).block_size;
+    for (int64_t k : {32, 64, 96, 256, 576, 768, 1536, 2560}) {
+      if (k % bs != 0) continue;
       auto row = random_rows(t, 1, k, rng);
       auto x = random_floats(static_cast<size_t>(k), rng);
       std::vector<float> w(static_cast<size_t>(k));

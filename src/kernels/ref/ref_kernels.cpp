@@ -149,6 +149,11 @@ DotQ8Fn KernelTable::dot_q8(DType t) const {
 DotRowFn KernelTable::dot_row(DType t) const {
   switch (t) {
     case DType::F16: return f16;
+    case DType::Q5_0: return q5_0_row;
+    case DType::Q5_1: return q5_1_row;
+    case DType::Q4_K: return q4_k_row;
+    case DType::Q5_K: return q5_k_row;
+    case DType::Q6_K: return q6_k_row;
     default: return nullptr;
   }
 }
@@ -156,7 +161,9 @@ DotRowFn KernelTable::dot_row(DType t) const {
 const KernelTable& ref_kernels() {
   static const KernelTable t{"scalar", dot_f32_ref, gemm_f32_ref, nullptr,
                              dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref,
-                             dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref};
+                             dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref,
+                             // the reference for fused rows is dequantize + dot_f32 (matmul's fallback)
+                             nullptr, nullptr, nullptr, nullptr, nullptr};
   return t;
 }
 
