@@ -82,7 +82,7 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t, int)>& fn) {
+void ThreadPool::parallel_for(int64_t n_tasks, FunctionRef<void(int64_t, int)> fn) {
   if (n_tasks <= 0) return;
   if (n_threads_ == 1 || n_tasks == 1) {
     for (int64_t t = 0; t < n_tasks; ++t) fn(t, 0);

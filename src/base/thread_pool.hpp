@@ -4,9 +4,10 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <thread>
 #include <vector>
+
+#include "base/function_ref.hpp"
 
 namespace minnow {
 
@@ -21,7 +22,7 @@ class ThreadPool {
 
   // Runs fn(task, thread_index) for every task in [0, n_tasks), spread over all threads
   // (tasks are claimed dynamically), and returns when all are done. Not reentrant.
-  void parallel_for(int64_t n_tasks, const std::function<void(int64_t, int)>& fn);
+  void parallel_for(int64_t n_tasks, FunctionRef<void(int64_t, int)> fn);
 
   static int default_threads();
 
@@ -31,7 +32,7 @@ class ThreadPool {
 
   int n_threads_;
   std::vector<std::thread> workers_;
-  const std::function<void(int64_t, int)>* job_ = nullptr;
+  const FunctionRef<void(int64_t, int)>* job_ = nullptr;
   int64_t n_tasks_ = 0;
   std::atomic<int64_t> next_task_{0};
   std::atomic<uint32_t> generation_{0};  // bumped to start a job (also the futex word)

@@ -28,6 +28,7 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   kv_ = std::make_unique<KvCache>(c, ctx_);
   net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_, o.int8_decode);
   logits_.resize(static_cast<size_t>(c.vocab_size));
+  history_.reserve(static_cast<size_t>(ctx_));  // the decode loop appends without allocating
 }
 
 Session::~Session() = default;

@@ -94,8 +94,8 @@ std::pair<int32_t, size_t> AddedTokenMatcher::longest_at(std::string_view text, 
   return {best, best_len};
 }
 
-void AddedTokenMatcher::split(std::string_view text, bool parse_special, const std::function<void(std::string_view)>& on_text,
-                              const std::function<void(int32_t)>& on_token) const {
+void AddedTokenMatcher::split(std::string_view text, bool parse_special, FunctionRef<void(std::string_view)> on_text,
+                              FunctionRef<void(int32_t)> on_token) const {
   size_t emitted = 0;  // text before this offset has been passed on
   size_t pos = 0;
   while (pos < text.size()) {

@@ -3,10 +3,11 @@
 // each token's lstrip/rstrip/single_word flags applied to the match.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/function_ref.hpp"
 
 namespace minnow {
 
@@ -29,8 +30,8 @@ class AddedTokenMatcher {
 
   // Cuts text into plain pieces (passed to on_text, never empty) and matched tokens
   // (on_token), in order. Special tokens are skipped when !parse_special.
-  void split(std::string_view text, bool parse_special, const std::function<void(std::string_view)>& on_text,
-             const std::function<void(int32_t)>& on_token) const;
+  void split(std::string_view text, bool parse_special, FunctionRef<void(std::string_view)> on_text,
+             FunctionRef<void(int32_t)> on_token) const;
 
  private:
   struct Node {

@@ -19,9 +19,10 @@ bool could_complete(std::string_view s, size_t i) {
 }
 }  // namespace
 
-std::string StreamDecoder::push(std::string_view bytes) {
+std::string_view StreamDecoder::push(std::string_view bytes) {
   pending_.append(bytes);
-  std::string out;
+  std::string& out = out_;
+  out.clear();
   size_t i = 0;
   while (i < pending_.size()) {
     size_t n = utf8_valid_length(pending_, i);

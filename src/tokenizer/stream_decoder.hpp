@@ -8,15 +8,20 @@ namespace minnow {
 
 class StreamDecoder {
  public:
-  // Adds bytes; returns the text that is now complete. Bytes that can never form a valid
-  // character come out as U+FFFD.
-  std::string push(std::string_view bytes);
+  StreamDecoder() {
+    pending_.reserve(64);
+    out_.reserve(256);  // longer than any token's bytes, so decoding never grows it
+  }
+  // Adds bytes; returns the text that is now complete (valid until the next call; the
+  // buffers are reused, so a steady stream allocates nothing). Bytes that can never form
+  // a valid character come out as U+FFFD.
+  std::string_view push(std::string_view bytes);
   // End of stream: whatever is pending (an incomplete character) comes out as U+FFFD.
   std::string flush();
   void reset() { pending_.clear(); }
 
  private:
-  std::string pending_;
+  std::string pending_, out_;
 };
 
 }  // namespace minnow
