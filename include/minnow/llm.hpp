@@ -90,6 +90,9 @@ struct SessionOptions {
   // Decode with activations rounded to int8 (integer dot products): faster, but logits
   // move by ~1e-2, enough to change some greedy continuations. Off: exact f32 activations.
   bool int8_decode = false;
+  // KV-cache storage: f16 halves its memory and the bandwidth attention reads (values
+  // rounded to 11 significant bits); f32 keeps them exact.
+  enum class KvType { F32, F16 } kv_type = KvType::F16;
 };
 
 struct GenerateOptions {

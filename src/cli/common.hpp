@@ -12,9 +12,10 @@ struct ModelFlags {
   int threads = 0;
   int ctx = 4096;
   bool int8_decode = false;
+  std::string kv_type = "f16";
 };
 
-// -m/--model, -t/--threads, --ctx.
+// -m/--model, -t/--threads, --ctx, --int8-decode, --kv-type.
 void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx = true);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed.
 void add_sampling_flags(CLI::App& app, SamplingOptions& s);

@@ -53,6 +53,9 @@ struct KernelTable {
   DotQ16Fn dot_q16(DType t) const;  // integer kernel against Q16 activations, or nullptr
   DotQ16Fn q4_0_q16, q4_1_q16, q8_0_q16;
   DotRowFn q5_0_row, q5_1_row, q4_k_row, q5_k_row, q6_k_row;  // fused f32 kernels (dot_row)
+  // Half-precision conversions (the f16 KV cache); f32 -> f16 rounds to nearest even.
+  void (*f16_to_f32)(const uint16_t* src, float* dst, int64_t n);
+  void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
 };
 
 const KernelTable& ref_kernels();

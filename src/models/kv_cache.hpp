@@ -1,32 +1,47 @@
 // Keys and values of every layer for up to `capacity` positions, allocated once per
-// session. Pages are left untouched until written, so a large context costs RSS only for
-// the positions actually used.
+// session, stored as f32 or f16 (half the memory and bandwidth; attention converts rows
+// back to f32 as it reads them). Pages are left untouched until written, so a large
+// context costs RSS only for the positions actually used.
 #pragma once
 #include <cstdint>
 #include <memory>
 
 #include "models/config.hpp"
+#include "tensor/dtype.hpp"
 
 namespace minnow {
 
 class KvCache {
  public:
-  KvCache(const ModelConfig& c, int capacity)
-      : capacity_(capacity),
-        row_(int64_t{c.n_kv_heads} * c.head_dim),
-        layer_stride_(int64_t{capacity} * row_),
-        k_(new float[static_cast<size_t>(c.n_layers) * static_cast<size_t>(layer_stride_)]),
-        v_(new float[static_cast<size_t>(c.n_layers) * static_cast<size_t>(layer_stride_)]) {}
+  // type: DType::F32 or DType::F16 (throws Error otherwise).
+  KvCache(const ModelConfig& c, int capacity, DType type = DType::F32);
 
   int capacity() const { return capacity_; }
-  int64_t row_size() const { return row_; }  // floats per position per layer
-  float* k(int layer, int pos) { return k_.get() + layer * layer_stride_ + pos * row_; }
-  float* v(int layer, int pos) { return v_.get() + layer * layer_stride_ + pos * row_; }
+  DType type() const { return type_; }
+  int64_t row_size() const { return row_; }  // values per position per layer
+  size_t bytes() const { return 2 * static_cast<size_t>(layers_) * static_cast<size_t>(layer_stride_) * elem_; }
+
+  // Stores row_size() floats as the position's keys / values.
+  void store_k(int layer, int pos, const float* src) { store(k_.get(), layer, pos, src); }
+  void store_v(int layer, int pos, const float* src) { store(v_.get(), layer, pos, src); }
+  // The stored row (row_size() values of type()).
+  const void* k(int layer, int pos) const { return at(k_.get(), layer, pos); }
+  const void* v(int layer, int pos) const { return at(v_.get(), layer, pos); }
+  // Converts values [offset, offset + n) of a stored row to floats.
+  void load(const void* row, int64_t offset, int64_t n, float* out) const;
 
  private:
-  int capacity_;
+  size_t offset(int layer, int pos) const {
+    return (static_cast<size_t>(layer) * static_cast<size_t>(layer_stride_) + static_cast<size_t>(pos) * static_cast<size_t>(row_)) * elem_;
+  }
+  const void* at(const uint8_t* base, int layer, int pos) const { return base + offset(layer, pos); }
+  void store(uint8_t* base, int layer, int pos, const float* src);
+
+  int capacity_, layers_;
+  DType type_;
   int64_t row_, layer_stride_;
-  std::unique_ptr<float[]> k_, v_;  // default-initialized: no page is touched here
+  size_t elem_;
+  std::unique_ptr<uint8_t[]> k_, v_;  // default-initialized: no page is touched here
 };
 
 }  // namespace minnow

@@ -57,6 +57,7 @@ Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPoo
     r->sin.resize(B * half);
   }
   scores_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(ctx));
+  kv_row_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(c_.head_dim));
 }
 
 void Transformer::fill_rope(RopeTable& r, int n, int pos0) {
@@ -77,14 +78,27 @@ void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
   const float cap = c_.attn_softcap;
   const int window = c_.is_sliding(layer) ? c_.sliding_window : 0;
   const auto& kt = kernels::active();
+  const bool half = kv.type() == DType::F16;
+  const kernels::DotRowFn dot_half = half ? kt.dot_row(DType::F16) : nullptr;
   pool_.parallel_for(int64_t{n} * n_heads, [&](int64_t task, int thread) {
     const int t = static_cast<int>(task / n_heads), h = static_cast<int>(task % n_heads);
     const int kvh = h / group, end = pos0 + t + 1, begin = window > 0 ? std::max(0, end - window) : 0;
     const float* q = &q_[(static_cast<size_t>(t) * n_heads + h) * hd];
     float* s = &scores_[static_cast<size_t>(thread) * ctx_];
+    float* row = &kv_row_[static_cast<size_t>(thread) * hd];  // an f16 row converted to f32
     float mx = -INFINITY;
     for (int p = begin; p < end; ++p) {
-      float x = kt.dot_f32(q, kv.k(layer, p) + kvh * hd, hd) * scale;
+      const void* k = kv.k(layer, p);
+      float x;
+      if (!half) {
+        x = kt.dot_f32(q, static_cast<const float*>(k) + kvh * hd, hd);
+      } else if (dot_half) {
+        x = dot_half(static_cast<const uint16_t*>(k) + kvh * hd, q, hd);
+      } else {
+        kv.load(k, int64_t{kvh} * hd, hd, row);
+        x = kt.dot_f32(q, row, hd);
+      }
+      x *= scale;
       if (cap > 0) x = softcap(x, cap);
       s[p] = x;
       mx = std::max(mx, x);
@@ -95,7 +109,9 @@ void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
     std::fill(out, out + hd, 0.0f);
     const float inv = 1.0f / sum;
     for (int p = begin; p < end; ++p) {
-      const float* v = kv.v(layer, p) + kvh * hd;
+      const float* v = row;
+      if (half) kv.load(kv.v(layer, p), int64_t{kvh} * hd, hd, row);
+      else v = static_cast<const float*>(kv.v(layer, p)) + kvh * hd;
       const float w = s[p] * inv;
       for (int i = 0; i < hd; ++i) out[i] += w * v[i];
     }
@@ -121,8 +137,8 @@ void Transformer::attention_block(int l, int n, int pos0, KvCache& kv) {
     const float* sn = &r.sin[static_cast<size_t>(t) * half];
     rope_rotate(&q_[static_cast<size_t>(t * c_.n_heads * hd)], c_.n_heads, c_.head_dim, cs, sn, c_.rope_style);
     rope_rotate(&k_[static_cast<size_t>(t * kvd)], c_.n_kv_heads, c_.head_dim, cs, sn, c_.rope_style);
-    std::copy_n(&k_[t * kvd], kvd, kv.k(l, pos0 + t));
-    std::copy_n(&v_[t * kvd], kvd, kv.v(l, pos0 + t));
+    kv.store_k(l, pos0 + t, &k_[t * kvd]);
+    kv.store_v(l, pos0 + t, &v_[t * kvd]);
   }
   attention(l, n, pos0, kv);
   kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_);

@@ -41,6 +41,7 @@ class Transformer {
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
   RopeTable rope_global_, rope_local_;
   std::vector<float> scores_;  // one row of ctx per thread
+  std::vector<float> kv_row_;  // one head row per thread, for an f16 cache
 };
 
 }  // namespace minnow

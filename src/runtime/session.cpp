@@ -25,7 +25,7 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   ctx_ = std::min(o.ctx, c.ctx_train);
   batch_ = std::min(o.batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
-  kv_ = std::make_unique<KvCache>(c, ctx_);
+  kv_ = std::make_unique<KvCache>(c, ctx_, o.kv_type == SessionOptions::KvType::F16 ? DType::F16 : DType::F32);
   net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_, o.int8_decode);
   logits_.resize(static_cast<size_t>(c.vocab_size));
   history_.reserve(static_cast<size_t>(ctx_));  // the decode loop appends without allocating

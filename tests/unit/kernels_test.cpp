@@ -118,6 +118,26 @@ TEST(Kernels, FusedRowDotMatchesDequantize) {
   }
 }
 
+// Half-precision conversions (KV cache) against the scalar reference, bit for bit, over
+// lengths that are and are not multiples of the vector width, including specials.
+TEST(Kernels, HalfConversionsMatchReference) {
+  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
+  std::mt19937 rng(5);
+  for (int64_t n : {1, 7, 8, 9, 64, 100, 257}) {
+    auto x = random_floats(static_cast<size_t>(n), rng);
+    for (auto& v : x) v *= 1000.0f;
+    if (n > 4) x[1] = 0.0f, x[2] = -0.0f, x[3] = 1e-6f, x[4] = 70000.0f;  // zero, signed zero, subnormal, overflow
+    std::vector<uint16_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+    ref_kernels().f32_to_f16(x.data(), want.data(), n);
+    fast()->f32_to_f16(x.data(), got.data(), n);
+    EXPECT_EQ(got, want) << "n=" << n;
+    std::vector<float> back_want(static_cast<size_t>(n)), back_got(static_cast<size_t>(n));
+    ref_kernels().f16_to_f32(want.data(), back_want.data(), n);
+    fast()->f16_to_f32(want.data(), back_got.data(), n);
+    EXPECT_EQ(back_got, back_want) << "n=" << n;
+  }
+}
+
 // The matmul entry point, on both the decode (few tokens) and prefill paths, for every
 // computable type, against dequantize + reference dot.
 TEST(Kernels, MatmulAllTypesAllPaths) {

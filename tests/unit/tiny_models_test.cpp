@@ -4,7 +4,8 @@
 // converter lays them out, held to the same golden logits):
 //  - full-prefill logits at every position within 1e-4 of the logit range;
 //  - incremental decoding (one token at a time against the KV cache) gives the logits of
-//    the full prefill (within 1e-5 of the range: the kernels sum in a different order).
+//    the full prefill (within 1e-5 of the range: the kernels sum in a different order);
+//  - both with an f32 KV cache; the default f16 cache is held to 1e-3 of the range.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,7 +57,9 @@ void check_family(const std::string& family, const std::string& path) {
   auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + path);
   ASSERT_EQ(model->info().vocab_size, g.vocab);
   EXPECT_EQ(model->tokenize(g.tokenizer_text), g.tokenizer_ids) << path;
-  double worst_prefill = 0, worst_incremental = 0;
+  double worst_prefill = 0, worst_incremental = 0, worst_f16_kv = 0;
+  // Exact mode (f32 KV cache) for the parity bounds; the default f16 cache separately.
+  const minnow::SessionOptions exact{.ctx = 256, .threads = 2, .kv_type = minnow::SessionOptions::KvType::F32};
   for (size_t s = 0; s < g.sequences.size(); ++s) {
     const auto& ids = g.sequences[s];
     float lo = INFINITY, hi = -INFINITY;
@@ -64,23 +67,29 @@ void check_family(const std::string& family, const std::string& path) {
       for (int v = 0; v < g.vocab; ++v) lo = std::min(lo, g.at(s, p)[v]), hi = std::max(hi, g.at(s, p)[v]);
     const double range = hi - lo;
     std::vector<std::vector<float>> prefill(ids.size());
-    minnow::Session full(*model, {.ctx = 256, .threads = 2});
+    minnow::Session full(*model, exact);
     full.eval_all(ids, [&](int pos, std::span<const float> logits) {
       prefill[static_cast<size_t>(pos)].assign(logits.begin(), logits.end());
       for (int v = 0; v < g.vocab; ++v)
         worst_prefill = std::max(worst_prefill, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
     });
-    minnow::Session step(*model, {.ctx = 256, .threads = 2});
+    minnow::Session step(*model, exact);
     for (size_t p = 0; p < ids.size(); ++p) {
       auto logits = step.eval(std::span<const int32_t>(ids.data(), p + 1));
       for (int v = 0; v < g.vocab; ++v)
         worst_incremental = std::max(worst_incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
     }
+    minnow::Session half(*model, {.ctx = 256, .threads = 2, .kv_type = minnow::SessionOptions::KvType::F16});
+    half.eval_all(ids, [&](int pos, std::span<const float> logits) {
+      for (int v = 0; v < g.vocab; ++v)
+        worst_f16_kv = std::max(worst_f16_kv, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
+    });
   }
-  std::printf("[ tiny     ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n", path.c_str(),
-              worst_prefill, worst_incremental);
+  std::printf("[ tiny     ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e, "
+              "f16 KV cache vs transformers %.2e\n", path.c_str(), worst_prefill, worst_incremental, worst_f16_kv);
   EXPECT_LE(worst_prefill, 1e-4) << path;
   EXPECT_LE(worst_incremental, 1e-5) << path;
+  EXPECT_LE(worst_f16_kv, 1e-3) << path << ": the f16 KV cache moves logits more than its stated tolerance";
 }
 
 }  // namespace

@@ -137,6 +137,16 @@ void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   }
 }
 
+namespace {
+void f16_to_f32_ref(const uint16_t* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+}
+
+void f32_to_f16_ref(const float* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+}  // namespace
+
 DotQ8Fn KernelTable::dot_q8(DType t) const {
   switch (t) {
     case DType::Q4_0: return q4_0_q8;
@@ -163,7 +173,7 @@ const KernelTable& ref_kernels() {
                              dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref,
                              dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref,
                              // the reference for fused rows is dequantize + dot_f32 (matmul's fallback)
-                             nullptr, nullptr, nullptr, nullptr, nullptr};
+                             nullptr, nullptr, nullptr, nullptr, nullptr, f16_to_f32_ref, f32_to_f16_ref};
   return t;
 }
 

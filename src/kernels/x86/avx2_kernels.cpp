@@ -205,12 +205,27 @@ float dot_q8_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_
   });
 }
 
+void f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
+}
+
+void f32_to_f16_avx2(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
 }  // namespace
 
 const KernelTable* x86_kernels() {
   static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2,
                              dot_q4_0_q16_avx2, dot_q4_1_q16_avx2, dot_q8_0_q16_avx2,
-                             dot_q5_0_row_avx2, dot_q5_1_row_avx2, dot_q4_k_row_avx2, dot_q5_k_row_avx2, dot_q6_k_row_avx2};
+                             dot_q5_0_row_avx2, dot_q5_1_row_avx2, dot_q4_k_row_avx2, dot_q5_k_row_avx2, dot_q6_k_row_avx2,
+                             f16_to_f32_avx2, f32_to_f16_avx2};
   return &t;
 }
 
