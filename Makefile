@@ -3,7 +3,7 @@ MODEL ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT ?= What is the capital of France? Answer in one sentence.
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup models build build-asan demo test test-unit test-asan test-e2e bench bench-tokenizer golden clean
+.PHONY: all setup models build build-asan demo test test-unit test-asan test-e2e bench bench-tokenizer bench-compare golden clean
 
 all: build
 
@@ -47,6 +47,12 @@ bench: build models
 # Encode throughput against the `tokenizers` package (single thread, same corpus).
 bench-tokenizer: build
 	@.venv/bin/python bench/tokenizer_compare.py
+
+# Side by side with llama.cpp (built once from the pinned llama-cpp-python sdist into .cache/llama.cpp/).
+# COMPARE_ARGS: e.g. "--rounds 1" for a quick look, "--perplexity" for wikitext-2 perplexity.
+COMPARE_ARGS ?=
+bench-compare: build models
+	@.venv/bin/python bench/compare/compare.py $(COMPARE_ARGS)
 
 # Regenerates the golden data with transformers (big: torch in its own virtualenv).
 golden: models
