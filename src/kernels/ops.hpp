@@ -56,6 +56,8 @@ struct KernelTable {
   // Half-precision conversions (the f16 KV cache); f32 -> f16 rounds to nearest even.
   void (*f16_to_f32)(const uint16_t* src, float* dst, int64_t n);
   void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
+  // s[i] = exp(s[i] - shift) for i < n; returns their sum (softmax's numerators).
+  float (*exp_sum)(float* s, int64_t n, float shift);
 };
 
 const KernelTable& ref_kernels();

@@ -103,8 +103,7 @@ void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
       s[p] = x;
       mx = std::max(mx, x);
     }
-    float sum = 0;
-    for (int p = begin; p < end; ++p) sum += (s[p] = std::exp(s[p] - mx));
+    const float sum = kt.exp_sum(s + begin, end - begin, mx);
     float* out = &attn_[(static_cast<size_t>(t) * n_heads + h) * hd];
     std::fill(out, out + hd, 0.0f);
     const float inv = 1.0f / sum;

@@ -138,6 +138,24 @@ TEST(Kernels, HalfConversionsMatchReference) {
   }
 }
 
+// Softmax numerators: the vectorized exp against std::exp, element by element and summed.
+TEST(Kernels, ExpSumMatchesReference) {
+  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> u(-100.0f, 0.0f);
+  for (int64_t n : {1, 5, 8, 13, 64, 255, 1024}) {
+    std::vector<float> a(static_cast<size_t>(n));
+    for (auto& v : a) v = u(rng);
+    a[0] = 3.0f;  // the maximum: exp(0) after the shift
+    auto b = a;
+    const float want = ref_kernels().exp_sum(a.data(), n, 3.0f);
+    const float got = fast()->exp_sum(b.data(), n, 3.0f);
+    EXPECT_NEAR(got, want, 2e-6f * want) << "n=" << n;
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_NEAR(b[static_cast<size_t>(i)], a[static_cast<size_t>(i)], 2e-7f * a[static_cast<size_t>(i)] + 1e-37f) << "n=" << n << " i=" << i;
+  }
+}
+
 // The matmul entry point, on both the decode (few tokens) and prefill paths, for every
 // computable type, against dequantize + reference dot.
 TEST(Kernels, MatmulAllTypesAllPaths) {

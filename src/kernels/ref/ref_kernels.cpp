@@ -145,6 +145,12 @@ void f16_to_f32_ref(const uint16_t* src, float* dst, int64_t n) {
 void f32_to_f16_ref(const float* src, uint16_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
 }
+
+float exp_sum_ref(float* s, int64_t n, float shift) {
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
+  return sum;
+}
 }  // namespace
 
 DotQ8Fn KernelTable::dot_q8(DType t) const {
@@ -173,7 +179,8 @@ const KernelTable& ref_kernels() {
                              dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref,
                              dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref,
                              // the reference for fused rows is dequantize + dot_f32 (matmul's fallback)
-                             nullptr, nullptr, nullptr, nullptr, nullptr, f16_to_f32_ref, f32_to_f16_ref};
+                             nullptr, nullptr, nullptr, nullptr, nullptr, f16_to_f32_ref, f32_to_f16_ref,
+                             exp_sum_ref};
   return t;
 }
 

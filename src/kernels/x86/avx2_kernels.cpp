@@ -6,6 +6,7 @@
 
 #include "kernels/ops.hpp"
 #include "kernels/x86/fused_rows.hpp"
+#include "kernels/x86/softmax.hpp"
 
 namespace minnow::kernels {
 namespace {
@@ -225,7 +226,7 @@ const KernelTable* x86_kernels() {
   static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2,
                              dot_q4_0_q16_avx2, dot_q4_1_q16_avx2, dot_q8_0_q16_avx2,
                              dot_q5_0_row_avx2, dot_q5_1_row_avx2, dot_q4_k_row_avx2, dot_q5_k_row_avx2, dot_q6_k_row_avx2,
-                             f16_to_f32_avx2, f32_to_f16_avx2};
+                             f16_to_f32_avx2, f32_to_f16_avx2, exp_sum_avx2};
   return &t;
 }
 
