@@ -471,7 +471,8 @@ def perplexity(args) -> None:
             mm = re.search(r"(?:PPL = |^perplexity )([0-9.]+)(?: \+/- ([0-9.]+))?", q.stdout, re.M)
             mine = (f"{float(mm.group(1)):.4f}" + (f" ± {float(mm.group(2)):.4f}" if mm.group(2) else "")
                     if q.returncode == 0 and mm else "failed")
-            log(f"  PPL {mine} in {time.time() - t0:.0f} s")
+            n_tok = re.search(r"perplexity: (\d+) tokens", q.stderr)
+            log(f"  PPL {mine} in {time.time() - t0:.0f} s" + (f" (the file is {n_tok.group(1)} tokens)" if n_tok else ""))
         rows.append(f"| {model.name} | {args.chunks} | {llama} | {mine} |")
     md = "\n".join([
         "## Perplexity, wikitext-2 test set",
