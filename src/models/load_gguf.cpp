@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "formats/gguf.hpp"
+#include "models/bind_layers.hpp"
 #include "models/loaders.hpp"
 
 namespace minnow {
@@ -96,35 +97,22 @@ void bind(const GgufFile& f, const FamilySpec& spec, LoadedModel& m) {
   if (t.find("rope_freqs.weight")) m.rope_freq_factors = t.vector("rope_freqs.weight", c.head_dim / 2);
   if (spec.scale_embeddings) c.embed_scale = std::sqrt(static_cast<float>(c.d_model));
 
-  const int64_t d = c.d_model, hd = c.head_dim;
-  const int64_t q_dim = int64_t{c.n_heads} * hd, kv_dim = int64_t{c.n_kv_heads} * hd;
-  m.layers.resize(static_cast<size_t>(c.n_layers));
-  for (int i = 0; i < c.n_layers; ++i) {
-    const std::string b = "blk." + std::to_string(i) + ".";
-    LayerWeights& L = m.layers[static_cast<size_t>(i)];
-    L.attn_norm = t.vector(b + "attn_norm.weight", d);
-    L.ffn_norm = t.vector(b + "ffn_norm.weight", d);
-    L.wq = t.matrix(b + "attn_q.weight", d, q_dim);
-    L.wk = t.matrix(b + "attn_k.weight", d, kv_dim);
-    L.wv = t.matrix(b + "attn_v.weight", d, kv_dim);
-    L.wo = t.matrix(b + "attn_output.weight", q_dim, d);
-    L.gate = t.matrix(b + "ffn_gate.weight", d, c.d_ff);
-    L.up = t.matrix(b + "ffn_up.weight", d, c.d_ff);
-    L.down = t.matrix(b + "ffn_down.weight", c.d_ff, d);
-    if (c.qkv_bias) {
-      L.bq = t.vector(b + "attn_q.bias", q_dim);
-      L.bk = t.vector(b + "attn_k.bias", kv_dim);
-      L.bv = t.vector(b + "attn_v.bias", kv_dim);
-    }
-    if (c.qk_norm) {
-      L.q_norm = t.vector(b + "attn_q_norm.weight", hd);
-      L.k_norm = t.vector(b + "attn_k_norm.weight", hd);
-    }
-    if (c.sandwich_norm) {
-      L.post_attn_norm = t.vector(b + "post_attention_norm.weight", d);
-      L.post_ffn_norm = t.vector(b + "post_ffw_norm.weight", d);
-    }
-  }
+  // llama.cpp's names.
+  const LayerNames names{.prefix = "blk.",
+                         .attn_norm = "attn_norm",
+                         .ffn_norm = "ffn_norm",
+                         .post_attn_norm = "post_attention_norm",
+                         .post_ffn_norm = "post_ffw_norm",
+                         .wq = "attn_q",
+                         .wk = "attn_k",
+                         .wv = "attn_v",
+                         .wo = "attn_output",
+                         .gate = "ffn_gate",
+                         .up = "ffn_up",
+                         .down = "ffn_down",
+                         .q_norm = "attn_q_norm",
+                         .k_norm = "attn_k_norm"};
+  bind_layers(t, names, 0.0f, m);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "formats/safetensors.hpp"
+#include "models/bind_layers.hpp"
 #include "models/loaders.hpp"
 
 namespace minnow {
@@ -222,43 +223,29 @@ void bind(const FamilySpec& spec, std::optional<bool> tie, LoadedModel& m) {
   ModelConfig& c = m.config;
   const TensorTable t(m.tensors);
   const float off = spec.hf_norm_offset;
-  const int64_t d = c.d_model, hd = c.head_dim;
-  const int64_t q_dim = int64_t{c.n_heads} * hd, kv_dim = int64_t{c.n_kv_heads} * hd;
+  const int64_t d = c.d_model;
   m.token_embd = t.matrix("model.embed_tokens.weight", d, c.vocab_size);
   const TensorRef* head = t.find("lm_head.weight");
   c.tied_output = tie.value_or(head == nullptr);
   if (!c.tied_output && !head) fail("config.json says the output head is not tied, but there is no 'lm_head.weight'");
   m.output = c.tied_output ? m.token_embd : TensorTable::matrix(*head, d, c.vocab_size);
   m.output_norm = t.vector("model.norm.weight", d, off);
-  m.layers.resize(static_cast<size_t>(c.n_layers));
-  for (int i = 0; i < c.n_layers; ++i) {
-    const std::string b = "model.layers." + std::to_string(i) + ".";
-    const std::string a = b + "self_attn.", f = b + "mlp.";
-    LayerWeights& L = m.layers[static_cast<size_t>(i)];
-    L.attn_norm = t.vector(b + "input_layernorm.weight", d, off);
-    L.ffn_norm = t.vector(b + std::string(spec.hf_ffn_norm) + ".weight", d, off);
-    L.wq = t.matrix(a + "q_proj.weight", d, q_dim);
-    L.wk = t.matrix(a + "k_proj.weight", d, kv_dim);
-    L.wv = t.matrix(a + "v_proj.weight", d, kv_dim);
-    L.wo = t.matrix(a + "o_proj.weight", q_dim, d);
-    L.gate = t.matrix(f + "gate_proj.weight", d, c.d_ff);
-    L.up = t.matrix(f + "up_proj.weight", d, c.d_ff);
-    L.down = t.matrix(f + "down_proj.weight", c.d_ff, d);
-    if (c.qkv_bias) {
-      L.bq = t.vector(a + "q_proj.bias", q_dim);
-      L.bk = t.vector(a + "k_proj.bias", kv_dim);
-      L.bv = t.vector(a + "v_proj.bias", kv_dim);
-    }
-    if (c.o_bias) L.bo = t.vector(a + "o_proj.bias", d);
-    if (c.qk_norm) {
-      L.q_norm = t.vector(a + "q_norm.weight", hd, off);
-      L.k_norm = t.vector(a + "k_norm.weight", hd, off);
-    }
-    if (c.sandwich_norm) {
-      L.post_attn_norm = t.vector(b + std::string(spec.hf_post_attn_norm) + ".weight", d, off);
-      L.post_ffn_norm = t.vector(b + std::string(spec.hf_post_ffn_norm) + ".weight", d, off);
-    }
-  }
+  // transformers' names; the per-layer norms some families name differently come from the spec.
+  const LayerNames names{.prefix = "model.layers.",
+                         .attn_norm = "input_layernorm",
+                         .ffn_norm = std::string(spec.hf_ffn_norm),
+                         .post_attn_norm = std::string(spec.hf_post_attn_norm),
+                         .post_ffn_norm = std::string(spec.hf_post_ffn_norm),
+                         .wq = "self_attn.q_proj",
+                         .wk = "self_attn.k_proj",
+                         .wv = "self_attn.v_proj",
+                         .wo = "self_attn.o_proj",
+                         .gate = "mlp.gate_proj",
+                         .up = "mlp.up_proj",
+                         .down = "mlp.down_proj",
+                         .q_norm = "self_attn.q_norm",
+                         .k_norm = "self_attn.k_norm"};
+  bind_layers(t, names, spec.hf_norm_offset, m);
 }
 
 // chat_template.jinja (transformers 5) or tokenizer_config.json's "chat_template": a
