@@ -3,6 +3,7 @@
 // (with BOS), cut into chunks of --ctx tokens, each chunk evaluated from scratch with its
 // first token replaced by BOS, and the negative log-likelihood of the second half of each
 // chunk's predictions averaged.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -43,7 +44,7 @@ void register_perplexity(CLI::App& app) {
     std::fprintf(stderr, "perplexity: %zu tokens, %d chunks of %d\n", tokens.size(), n_chunks, n_ctx);
     Session session(*model, session_options(o->model));
     const int first = n_ctx / 2;  // only predictions with at least half a context are scored
-    double nll = 0;
+    double nll = 0, nll2 = 0;  // sum of per-token NLL and of its square, for the standard error
     long count = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < n_chunks; ++c) {
@@ -57,13 +58,18 @@ void register_perplexity(CLI::App& app) {
         double sum = 0;
         for (float v : logits) sum += std::exp(static_cast<double>(v - mx));
         const int32_t next = tokens[static_cast<size_t>(c) * n_ctx + pos + 1];
-        nll += std::log(sum) - (logits[static_cast<size_t>(next)] - mx);
+        const double x = std::log(sum) - (logits[static_cast<size_t>(next)] - mx);
+        nll += x;
+        nll2 += x * x;
         ++count;
       });
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "[%d/%d] ppl %.4f  (%.1f s)\n", c + 1, n_chunks, std::exp(nll / count), secs);
     }
-    std::printf("perplexity %.4f over %d chunks of %d tokens (%ld scored)\n", std::exp(nll / count), n_chunks, n_ctx, count);
+    // Standard error of the mean NLL, carried to the perplexity (as llama-perplexity reports it).
+    const double mean = nll / count, var = std::max(0.0, nll2 / count - mean * mean);
+    const double ppl = std::exp(mean), se = count > 1 ? ppl * std::sqrt(var / static_cast<double>(count - 1)) : 0.0;
+    std::printf("perplexity %.4f +/- %.4f over %d chunks of %d tokens (%ld scored)\n", ppl, se, n_chunks, n_ctx, count);
   });
 }
 
