@@ -80,6 +80,10 @@ struct SamplingOptions {
   float min_p = 0.05f;          // <= 0: off
   float repeat_penalty = 1.0f;  // 1: off
   int repeat_last_n = 64;       // how many recent tokens the penalty looks at
+  // OpenAI's penalties over the tokens generated so far: a token seen c times loses
+  // c * frequency_penalty + (c > 0) * presence_penalty from its logit. 0: off.
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
   uint64_t seed = 0;            // same seed + same inputs = same output
 };
 

@@ -39,34 +39,69 @@ void dequantize_row(const WeightView& w, int64_t r, float* out) {
   tr.dequantize(w.data + r * w.row_bytes, out, w.cols / tr.block_size);
 }
 
-void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool, bool int8_activations) {
+void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool, bool int8_activations,
+            int64_t vector_rows) {
   const MatmulOut out{&w, y};
-  matmul_many({&out, 1}, x, n_tokens, pool, int8_activations);
+  matmul_many({&out, 1}, x, n_tokens, pool, int8_activations, vector_rows);
 }
 
-void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
-                 bool int8_activations) {
-  if (outs.empty() || outs.size() > kMaxOutputs) throw Error("matmul: 1 to 4 outputs per call");
+namespace {
+
+// Every task of one parallel loop over the rows of several outputs.
+struct TaskSplit {
+  int64_t first[kMaxOutputs + 1] = {0};
+  TaskSplit(std::span<const MatmulOut> outs, int64_t rows_per_task) {
+    for (size_t o = 0; o < outs.size(); ++o) first[o + 1] = first[o] + (outs[o].w->rows + rows_per_task - 1) / rows_per_task;
+  }
+  int64_t total(size_t n_outs) const { return first[n_outs]; }
+  size_t output_of(int64_t task) const {
+    size_t o = 0;
+    while (task >= first[o + 1]) ++o;
+    return o;
+  }
+};
+
+// Prefill: a panel of rows is dequantized once and reused by every token.
+void gemm_rows(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
   const KernelTable& kt = active();
   const int64_t k = outs[0].w->cols;
-  const bool decode = n_tokens < kPrefillMinTokens;
-  const int64_t rows_per_task = decode ? kDecodeRowsPerTask : kPanelRows;
-  int64_t first_task[kMaxOutputs + 1] = {0};
-  for (size_t o = 0; o < outs.size(); ++o)
-    first_task[o + 1] = first_task[o] + (outs[o].w->rows + rows_per_task - 1) / rows_per_task;
+  const TaskSplit split(outs, kPanelRows);
+  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
+    const size_t o = split.output_of(task);
+    const WeightView& w = *outs[o].w;
+    int64_t r0 = (task - split.first[o]) * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
+    float* panel = scratch(static_cast<size_t>(kPanelRows * k));
+    for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
+    kt.gemm_f32(panel, rows, x, n_tokens, k, outs[o].y + r0, w.rows);
+  });
+}
 
-  if (!decode) {
-    pool.parallel_for(first_task[outs.size()], [&](int64_t task, int) {
-      size_t o = 0;
-      while (task >= first_task[o + 1]) ++o;
-      const WeightView& w = *outs[o].w;
-      int64_t r0 = (task - first_task[o]) * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
-      float* panel = scratch(static_cast<size_t>(kPanelRows * k));
-      for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
-      kt.gemm_f32(panel, rows, x, n_tokens, k, outs[o].y + r0, w.rows);
-    });
-    return;
-  }
+void vector_rows_product(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                         bool int8_activations);
+
+}  // namespace
+
+void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                 bool int8_activations, int64_t vector_rows) {
+  if (outs.empty() || outs.size() > kMaxOutputs) throw Error("matmul: 1 to 4 outputs per call");
+  if (vector_rows < 0) vector_rows = n_tokens < kPrefillMinTokens ? n_tokens : 0;
+  vector_rows = std::min(vector_rows, n_tokens);
+  if (vector_rows > 0) vector_rows_product(outs, x, vector_rows, pool, int8_activations);
+  if (vector_rows == n_tokens) return;
+  const int64_t k = outs[0].w->cols;
+  MatmulOut rest[kMaxOutputs];
+  for (size_t o = 0; o < outs.size(); ++o) rest[o] = {outs[o].w, outs[o].y + vector_rows * outs[o].w->rows};
+  gemm_rows({rest, outs.size()}, x + vector_rows * k, n_tokens - vector_rows, pool);
+}
+
+namespace {
+
+// Decode: each weight row is streamed once for all n_tokens rows of x.
+void vector_rows_product(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                         bool int8_activations) {
+  const KernelTable& kt = active();
+  const int64_t k = outs[0].w->cols;
+  const TaskSplit split(outs, kDecodeRowsPerTask);
 
   // Per-call preparation of x, shared by every row of every output (grown once, reused).
   const int64_t nb = k / 32;
@@ -105,12 +140,11 @@ void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_toke
     xsum = s;
   }
 
-  pool.parallel_for(first_task[outs.size()], [&](int64_t task, int) {
-    size_t o = 0;
-    while (task >= first_task[o + 1]) ++o;
+  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
+    const size_t o = split.output_of(task);
     const WeightView& w = *outs[o].w;
     float* y = outs[o].y;
-    const int64_t r0 = (task - first_task[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
+    const int64_t r0 = (task - split.first[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
     DotQ8Fn dot8 = q8_kernel(w.type);
     DotQ16Fn dot16 = q16_kernel(w.type);
     DotRowFn fused = kt.dot_row(w.type);
@@ -131,4 +165,5 @@ void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_toke
   });
 }
 
+}  // namespace
 }  // namespace minnow::kernels

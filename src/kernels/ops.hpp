@@ -74,10 +74,14 @@ struct WeightView {
 };
 
 // y[t * w.rows + r] = sum_k W[r, k] * x[t * w.cols + k]: the one matmul entry point.
-// Decode (few tokens) rounds x to int16 blocks for Q4_0/Q4_1/Q8_0 weights.
-// int8_activations: round to int8 instead: faster, but logits move by ~1e-2.
+// The first `vector_rows` rows of x (decode tokens) go through the per-row kernels, which
+// round x to int16 blocks for Q4_0/Q4_1/Q8_0 weights (int8_activations: int8 instead:
+// faster, but logits move by ~1e-2); the rest (prompt tokens) through dequantize + GEMM.
+// Each output depends only on its own row of x and its path, never on n_tokens, so a
+// sequence gives the same numbers alone or batched with others. vector_rows < 0: all rows
+// when there are fewer than 4, else none.
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
-            bool int8_activations = false);
+            bool int8_activations = false, int64_t vector_rows = -1);
 // One output of matmul_many: y = W x with W's row count as the leading dimension.
 struct MatmulOut {
   const WeightView* w;
@@ -85,7 +89,7 @@ struct MatmulOut {
 };
 // Several matmuls over the same x (all W with the same column count) in one parallel loop.
 void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
-                 bool int8_activations = false);
+                 bool int8_activations = false, int64_t vector_rows = -1);
 
 // Dequantize row r of w into out (w.cols floats).
 void dequantize_row(const WeightView& w, int64_t r, float* out);

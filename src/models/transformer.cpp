@@ -58,31 +58,35 @@ Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPoo
   }
   scores_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(ctx));
   kv_row_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(c_.head_dim));
+  pos_.resize(B);
+  rows_.resize(B);
+  kvs_.resize(B);
 }
 
-void Transformer::fill_rope(RopeTable& r, int n, int pos0) {
+void Transformer::fill_rope(RopeTable& r, const Batch& b) {
   const size_t half = r.inv_freq.size();
-  for (int t = 0; t < n; ++t)
+  for (int t = 0; t < b.n; ++t)
     for (size_t i = 0; i < half; ++i) {
-      const float a = static_cast<float>(pos0 + t) * r.inv_freq[i];
+      const float a = static_cast<float>(b.pos[t]) * r.inv_freq[i];
       r.cos[static_cast<size_t>(t) * half + i] = std::cos(a);
       r.sin[static_cast<size_t>(t) * half + i] = std::sin(a);
     }
 }
 
-// Causal grouped-query attention of n new tokens over the cache (positions 0..pos0+t, or
-// the last sliding_window of them on sliding-window layers).
-void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
+// Causal grouped-query attention of each row over its sequence's cache (positions
+// 0..pos, or the last sliding_window of them on sliding-window layers).
+void Transformer::attention(int layer, const Batch& b) {
   const int hd = c_.head_dim, n_heads = c_.n_heads, group = c_.n_heads / c_.n_kv_heads;
   const float scale = c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd));
   const float cap = c_.attn_softcap;
   const int window = c_.is_sliding(layer) ? c_.sliding_window : 0;
   const auto& kt = kernels::active();
-  const bool half = kv.type() == DType::F16;
-  const kernels::DotRowFn dot_half = half ? kt.dot_row(DType::F16) : nullptr;
-  pool_.parallel_for(int64_t{n} * n_heads, [&](int64_t task, int thread) {
+  pool_.parallel_for(int64_t{b.n} * n_heads, [&](int64_t task, int thread) {
     const int t = static_cast<int>(task / n_heads), h = static_cast<int>(task % n_heads);
-    const int kvh = h / group, end = pos0 + t + 1, begin = window > 0 ? std::max(0, end - window) : 0;
+    const KvCache& kv = *b.kv[t];
+    const bool half = kv.type() == DType::F16;
+    const kernels::DotRowFn dot_half = half ? kt.dot_row(DType::F16) : nullptr;
+    const int kvh = h / group, end = b.pos[t] + 1, begin = window > 0 ? std::max(0, end - window) : 0;
     const float* q = &q_[(static_cast<size_t>(t) * n_heads + h) * hd];
     float* s = &scores_[static_cast<size_t>(thread) * ctx_];
     float* row = &kv_row_[static_cast<size_t>(thread) * hd];  // an f16 row converted to f32
@@ -118,12 +122,13 @@ void Transformer::attention(int layer, int n, int pos0, KvCache& kv) {
 }
 
 // x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
-void Transformer::attention_block(int l, int n, int pos0, KvCache& kv) {
+void Transformer::attention_block(int l, const Batch& b) {
   const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
-  const int64_t d = c_.d_model, hd = c_.head_dim, kvd = kv.row_size();
+  const int n = b.n;
+  const int64_t d = c_.d_model, hd = c_.head_dim, kvd = int64_t{c_.n_kv_heads} * hd;
   for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.attn_norm.data(), &h_[t * d], d, c_.rms_eps);
   const kernels::MatmulOut qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
-  kernels::matmul_many(qkv, h_.data(), n, pool_, int8_);
+  kernels::matmul_many(qkv, h_.data(), n, pool_, int8_, b.n_vector);
   add_bias(q_.data(), L.bq, n);
   add_bias(k_.data(), L.bk, n);
   add_bias(v_.data(), L.bv, n);
@@ -136,23 +141,24 @@ void Transformer::attention_block(int l, int n, int pos0, KvCache& kv) {
     const float* sn = &r.sin[static_cast<size_t>(t) * half];
     rope_rotate(&q_[static_cast<size_t>(t * c_.n_heads * hd)], c_.n_heads, c_.head_dim, cs, sn, c_.rope_style);
     rope_rotate(&k_[static_cast<size_t>(t * kvd)], c_.n_kv_heads, c_.head_dim, cs, sn, c_.rope_style);
-    kv.store_k(l, pos0 + t, &k_[t * kvd]);
-    kv.store_v(l, pos0 + t, &v_[t * kvd]);
+    b.kv[t]->store_k(l, b.pos[t], &k_[t * kvd]);
+    b.kv[t]->store_v(l, b.pos[t], &v_[t * kvd]);
   }
-  attention(l, n, pos0, kv);
-  kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_);
+  attention(l, b);
+  kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_, b.n_vector);
   add_bias(tmp_.data(), L.bo, n);
   if (!L.post_attn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_attn_norm, n, d, c_.rms_eps);
   for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
 }
 
 // x += [post-norm](W_down · (act(W_gate h) * W_up h)), h = norm(x).
-void Transformer::ffn_block(int l, int n) {
+void Transformer::ffn_block(int l, const Batch& b) {
   const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
+  const int n = b.n;
   const int64_t d = c_.d_model, ff = c_.d_ff;
   for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.ffn_norm.data(), &h_[t * d], d, c_.rms_eps);
   const kernels::MatmulOut gate_up[] = {{&L.gate, gate_.data()}, {&L.up, up_.data()}};
-  kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_);
+  kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_, b.n_vector);
   const bool gelu = c_.activation == Activation::GeluTanh;
   pool_.parallel_for(n, [&](int64_t t, int) {
     float* g = &gate_[t * ff];
@@ -162,31 +168,48 @@ void Transformer::ffn_block(int l, int n) {
     else
       for (int64_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
   });
-  kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_);
+  kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_, b.n_vector);
   if (!L.post_ffn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_ffn_norm, n, d, c_.rms_eps);
   for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
 }
 
-void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits) {
+void Transformer::forward(const Batch& b, float* logits) {
+  const int n = b.n;
   const int64_t d = c_.d_model;
-  for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, tokens[t], &x_[static_cast<size_t>(t * d)]);
+  for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, b.tokens[t], &x_[static_cast<size_t>(t * d)]);
   if (c_.embed_scale != 1.0f)
     for (int64_t i = 0; i < n * d; ++i) x_[i] *= c_.embed_scale;
-  fill_rope(rope_global_, n, pos0);
-  if (c_.sliding_window > 0) fill_rope(rope_local_, n, pos0);
+  fill_rope(rope_global_, b);
+  if (c_.sliding_window > 0) fill_rope(rope_local_, b);
 
   for (int l = 0; l < c_.n_layers; ++l) {
-    attention_block(l, n, pos0, kv);
-    ffn_block(l, n);
+    attention_block(l, b);
+    ffn_block(l, b);
   }
 
-  const int first = all_logits ? 0 : n - 1;
-  for (int t = first; t < n; ++t) rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[(t - first) * d], d, c_.rms_eps);
-  kernels::matmul(m_.output, h_.data(), n - first, logits, pool_, int8_);
+  int n_vector_logits = 0;
+  for (int i = 0; i < b.n_logits; ++i) {
+    const int t = b.logit_rows[i];
+    rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[i * d], d, c_.rms_eps);
+    n_vector_logits += t < b.n_vector;
+  }
+  kernels::matmul(m_.output, h_.data(), b.n_logits, logits, pool_, int8_, n_vector_logits);
   if (c_.final_softcap > 0) {
-    const int64_t count = int64_t{n - first} * c_.vocab_size;
+    const int64_t count = int64_t{b.n_logits} * c_.vocab_size;
     for (int64_t i = 0; i < count; ++i) logits[i] = softcap(logits[i], c_.final_softcap);
   }
+}
+
+void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits) {
+  const int first = all_logits ? 0 : n - 1;
+  for (int t = 0; t < n; ++t) {
+    pos_[static_cast<size_t>(t)] = pos0 + t;
+    kvs_[static_cast<size_t>(t)] = &kv;
+    rows_[static_cast<size_t>(t)] = first + t;
+  }
+  // A few tokens (decode) go through the per-row kernels, longer prompts through the GEMM.
+  const int n_vector = n < 4 ? n : 0;
+  forward(Batch{tokens, pos_.data(), kvs_.data(), n, n_vector, rows_.data(), n - first}, logits);
 }
 
 }  // namespace minnow

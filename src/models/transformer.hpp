@@ -20,7 +20,24 @@ class Transformer {
 
   int max_batch() const { return max_batch_; }
 
-  // Runs tokens[0..n) at positions pos0.. (their K/V are written to the cache).
+  // One forward pass over rows that may belong to different sequences (continuous
+  // batching): row t is token tokens[t] at position pos[t] of the sequence whose cache is
+  // kv[t]. A sequence's rows are consecutive and in position order. The first n_vector
+  // rows (decode tokens) use the per-row matmul kernels, the rest (prompt tokens) the GEMM;
+  // either way a row's numbers do not depend on the other rows.
+  struct Batch {
+    const int32_t* tokens;
+    const int32_t* pos;
+    KvCache* const* kv;
+    int n;
+    int n_vector;
+    const int32_t* logit_rows;  // rows whose logits are wanted, ascending
+    int n_logits;
+  };
+  // logits: n_logits x vocab, in logit_rows order.
+  void forward(const Batch& b, float* logits);
+
+  // One sequence: tokens[0..n) at positions pos0.. (their K/V are written to the cache).
   // logits: n x vocab when all_logits, else the last token's vocab logits.
   void forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits);
 
@@ -28,10 +45,10 @@ class Transformer {
   struct RopeTable {
     std::vector<float> inv_freq, cos, sin;  // cos/sin: max_batch x head_dim/2
   };
-  void fill_rope(RopeTable& r, int n, int pos0);
-  void attention(int layer, int n, int pos0, KvCache& kv);
-  void attention_block(int layer, int n, int pos0, KvCache& kv);
-  void ffn_block(int layer, int n);
+  void fill_rope(RopeTable& r, const Batch& b);
+  void attention(int layer, const Batch& b);
+  void attention_block(int layer, const Batch& b);
+  void ffn_block(int layer, const Batch& b);
 
   const LoadedModel& m_;
   const ModelConfig& c_;
@@ -42,6 +59,8 @@ class Transformer {
   RopeTable rope_global_, rope_local_;
   std::vector<float> scores_;  // one row of ctx per thread
   std::vector<float> kv_row_;  // one head row per thread, for an f16 cache
+  std::vector<int32_t> pos_, rows_;  // the single-sequence forward's batch description
+  std::vector<KvCache*> kvs_;
 };
 
 }  // namespace minnow

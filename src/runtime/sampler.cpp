@@ -17,8 +17,23 @@ double Sampler::uniform() {
   return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent) {
+void Sampler::penalize_generated(std::span<float> logits, std::span<const int32_t> generated) {
   const int32_t n = static_cast<int32_t>(logits.size());
+  cand_.clear();  // (unused, id) sorted by id: equal ids form runs of length count
+  for (int32_t id : generated)
+    if (id >= 0 && id < n) cand_.emplace_back(0.0f, id);
+  std::sort(cand_.begin(), cand_.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  for (size_t i = 0; i < cand_.size();) {
+    size_t j = i;
+    while (j < cand_.size() && cand_[j].second == cand_[i].second) ++j;
+    logits[static_cast<size_t>(cand_[i].second)] -= static_cast<float>(j - i) * o_.frequency_penalty + o_.presence_penalty;
+    i = j;
+  }
+}
+
+int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent, std::span<const int32_t> generated) {
+  const int32_t n = static_cast<int32_t>(logits.size());
+  if (o_.presence_penalty != 0.0f || o_.frequency_penalty != 0.0f) penalize_generated(logits, generated);
   if (o_.repeat_penalty != 1.0f && o_.repeat_last_n != 0) {
     size_t window = o_.repeat_last_n < 0 ? recent.size() : std::min(recent.size(), static_cast<size_t>(o_.repeat_last_n));
     // Each distinct recent token is penalized once (as transformers does).

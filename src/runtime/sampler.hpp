@@ -12,10 +12,12 @@ namespace minnow {
 class Sampler {
  public:
   Sampler(const SamplingOptions& o, int vocab_size);
-  // logits are modified in place. `recent` are the latest tokens (for the penalty).
-  int32_t sample(std::span<float> logits, std::span<const int32_t> recent);
+  // logits are modified in place. `recent` are the latest tokens (for the repetition
+  // penalty), `generated` the tokens sampled so far (for presence/frequency penalties).
+  int32_t sample(std::span<float> logits, std::span<const int32_t> recent, std::span<const int32_t> generated = {});
 
  private:
+  void penalize_generated(std::span<float> logits, std::span<const int32_t> generated);
   double uniform();  // [0, 1), from splitmix64: identical on every platform
 
   SamplingOptions o_;

@@ -39,6 +39,17 @@ float dot_f32_avx2(const float* a, const float* b, int64_t n) {
   return s;
 }
 
+// One accumulator, then the scalar tail: the order of every tile of gemm_f32_avx2, so an
+// output does not depend on whether its token fell in a tile or in the remainder.
+float dot_f32_tile_order(const float* w, const float* x, int64_t k) {
+  const int64_t k8 = k & ~int64_t{7};
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < k8; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), acc);
+  float s = hsum(acc);
+  for (int64_t i = k8; i < k; ++i) s += w[i] * x[i];
+  return s;
+}
+
 // 4 weight rows x 3 tokens per step: 12 accumulators, 7 loads per 12 FMAs.
 void gemm_f32_avx2(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y, int64_t ldy) {
   const int64_t k8 = k & ~int64_t{7};
@@ -77,10 +88,10 @@ void gemm_f32_avx2(const float* w, int64_t rows, const float* x, int64_t n_token
         for (int tt = 0; tt < 3; ++tt) y[(t + tt) * ldy + r + rr] = out[rr][tt];
     }
     for (; r < rows; ++r)
-      for (int tt = 0; tt < 3; ++tt) y[(t + tt) * ldy + r] = dot_f32_avx2(w + r * k, x + (t + tt) * k, k);
+      for (int tt = 0; tt < 3; ++tt) y[(t + tt) * ldy + r] = dot_f32_tile_order(w + r * k, x + (t + tt) * k, k);
   }
   for (; t < n_tokens; ++t)
-    for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot_f32_avx2(w + r * k, x + t * k, k);
+    for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot_f32_tile_order(w + r * k, x + t * k, k);
 }
 
 float dot_f16_avx2(const void* row, const float* x, int64_t k) {
