@@ -32,5 +32,6 @@ void register_logits(CLI::App& app);
 void register_template(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_perplexity(CLI::App& app);
+void register_serve(CLI::App& app);
 
 }  // namespace minnow::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   minnow::cli::register_template(app);
   minnow::cli::register_inspect(app);
   minnow::cli::register_perplexity(app);
+  minnow::cli::register_serve(app);
   if (argc == 1) {  // a bare `minnow` teaches rather than complains
     std::cout << app.help();
     return 0;

@@ -1,0 +1,57 @@
+// minnow serve: the OpenAI-compatible HTTP server with the web chat page.
+#include <filesystem>
+
+#include "cli/common.hpp"
+#include "server/http_server.hpp"
+
+namespace minnow::cli {
+
+namespace {
+// What clients put in "model": the file name without .gguf, or the checkpoint directory's name.
+std::string model_id(const std::string& path) {
+  std::filesystem::path p(path);
+  if (!p.has_filename()) p = p.parent_path();
+  return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
+}
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  struct Opts {
+    ModelFlags model;
+    server::ServerOptions server;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "Serve the model over HTTP: the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models),\n"
+      "/health, /metrics, and a web chat page at /.\n"
+      "Example:  minnow serve -m models/SmolLM2-135M-Instruct.Q4_1.gguf   then open http://127.0.0.1:8080/");
+  add_model_flags(*cmd, o->model, false);
+  auto& s = o->server;
+  cmd->add_option("--host", s.host, "Address to bind (loopback by default; 0.0.0.0 exposes the server to the network)")
+      ->capture_default_str();
+  cmd->add_option("--port", s.port, "TCP port; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--parallel", s.engine.parallel, "Slots: requests generated at once, batched into one forward pass")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--ctx", s.engine.ctx, "Context (KV cache) per slot in tokens, capped by the model's trained context")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--queue", s.engine.queue, "Requests that may wait for a free slot; beyond that the server answers 503")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer KEY' on /v1/ endpoints");
+  cmd->add_option("--max-body", s.max_body, "Largest request body in bytes (413 beyond)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--prefill-chunk", s.engine.prefill_chunk, "Prompt tokens per step while other requests generate")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 512));
+  cmd->callback([o] {
+    auto model = load_model_or_throw(o->model.model);
+    server::ServerOptions s = o->server;
+    s.engine.threads = o->model.threads;
+    s.engine.kv_type = session_options(o->model).kv_type;
+    server::serve(*model, model_id(o->model.model), s);
+  });
+}
+
+}  // namespace minnow::cli

@@ -1,0 +1,287 @@
+#include "server/engine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+#include "models/kv_cache.hpp"
+#include "models/model.hpp"
+#include "models/transformer.hpp"
+#include "runtime/sampler.hpp"
+#include "server/stop_matcher.hpp"
+#include "tokenizer/stream_decoder.hpp"
+
+namespace minnow::server {
+
+bool Job::wait(Update& out, std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  auto ready = [&] { return !pending_.empty() || (finish_ != Finish::Running && !reported_end_); };
+  if (!cv_.wait_for(lk, timeout, ready)) return false;
+  out.text.clear();
+  out.text.swap(pending_);
+  out.finish = finish_;
+  out.prompt_tokens = prompt_tokens_;
+  out.completion_tokens = completion_tokens_;
+  if (finish_ != Finish::Running) reported_end_ = true;
+  return true;
+}
+
+void Job::publish(std::string_view text, Finish finish, int completion_tokens) {
+  {
+    std::lock_guard lk(mu_);
+    pending_.append(text);
+    finish_ = finish;
+    completion_tokens_ = completion_tokens;
+  }
+  cv_.notify_all();
+}
+
+struct Engine::Slot {
+  std::unique_ptr<KvCache> kv;
+  std::vector<int32_t> cached;  // tokens whose K/V are in kv, in position order
+  std::shared_ptr<Job> job;     // null: free
+  std::optional<Sampler> sampler;
+  StreamDecoder text;
+  StopMatcher stop;
+  std::vector<int32_t> generated;
+  size_t fed = 0;        // prompt tokens in the cache
+  int taken = 0;         // prompt tokens in the current step
+  int32_t next = -1;     // sampled token to feed (decoding)
+  bool decoding = false;
+  uint64_t last_used = 0;
+};
+
+Engine::Engine(const Model& model, const EngineOptions& o) : model_(model), o_(o) {
+  const ModelConfig& c = model.impl().config;
+  if (o.parallel <= 0) throw Error("serve: --parallel must be positive (got " + std::to_string(o.parallel) + ")");
+  if (o.ctx <= 0) throw Error("serve: --ctx must be positive (got " + std::to_string(o.ctx) + ")");
+  if (o.queue < 0) throw Error("serve: --queue must be >= 0 (got " + std::to_string(o.queue) + ")");
+  ctx_ = std::min(o.ctx, c.ctx_train);
+  o_.prefill_chunk = std::clamp(o_.prefill_chunk, 1, 512);
+  const int max_batch = 512 + o.parallel;
+  pool_ = std::make_unique<ThreadPool>(o.threads);
+  net_ = std::make_unique<Transformer>(model.impl(), max_batch, ctx_, *pool_);
+  const DType kv_type = o.kv_type == SessionOptions::KvType::F16 ? DType::F16 : DType::F32;
+  for (int i = 0; i < o.parallel; ++i) {
+    auto s = std::make_unique<Slot>();
+    s->kv = std::make_unique<KvCache>(c, ctx_, kv_type);
+    s->cached.reserve(static_cast<size_t>(ctx_));
+    slots_.push_back(std::move(s));
+  }
+  tokens_.reserve(static_cast<size_t>(max_batch));
+  pos_.reserve(static_cast<size_t>(max_batch));
+  kvs_.reserve(static_cast<size_t>(max_batch));
+  logit_rows_.reserve(static_cast<size_t>(o.parallel));
+  logit_slots_.reserve(static_cast<size_t>(o.parallel));
+  logits_.resize(static_cast<size_t>(o.parallel) * static_cast<size_t>(c.vocab_size));
+  stats_.slots = o.parallel;
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  for (auto& s : slots_)
+    if (s->job) s->job->publish({}, Finish::Cancelled, static_cast<int>(s->generated.size()));
+  for (auto& j : queue_) j->publish({}, Finish::Cancelled, 0);
+}
+
+std::shared_ptr<Job> Engine::submit(CompletionRequest r) {
+  if (r.prompt.empty()) throw Error("serve: empty prompt");
+  if (static_cast<int64_t>(r.prompt.size()) >= ctx_) throw Error("serve: prompt does not fit the context");
+  auto job = std::make_shared<Job>();
+  job->prompt_tokens_ = static_cast<int>(r.prompt.size());
+  job->request_ = std::move(r);
+  {
+    std::lock_guard lk(mu_);
+    // Jobs in the queue first take the free slots; beyond those, `queue` may wait.
+    if (static_cast<int>(queue_.size()) >= o_.queue + (o_.parallel - stats_.slots_busy)) throw QueueFull();
+    queue_.push_back(job);
+    ++stats_.requests;
+    stats_.queue_depth = static_cast<int>(queue_.size());
+  }
+  cv_.notify_all();
+  return job;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lk(mu_);
+  return stats_;
+}
+
+void Engine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lk(mu_);
+      const bool busy = std::any_of(slots_.begin(), slots_.end(), [](auto& s) { return s->job != nullptr; });
+      if (!busy) cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+    }
+    admit();
+    try {
+      step();
+    } catch (const std::exception& e) {  // never expected: end every request rather than the server
+      std::fprintf(stderr, "minnow serve: forward pass failed: %s\n", e.what());
+      for (auto& s : slots_)
+        if (s->job) finish(*s, Finish::Cancelled);
+    }
+  }
+}
+
+// Gives waiting requests free slots, preferring the slot whose cache shares the longest
+// prefix with the prompt, then the least recently used one.
+void Engine::admit() {
+  std::lock_guard lk(mu_);
+  while (!queue_.empty()) {
+    std::shared_ptr<Job> job = queue_.front();
+    if (job->cancelled()) {
+      queue_.pop_front();
+      job->publish({}, Finish::Cancelled, 0);
+      continue;
+    }
+    const auto& prompt = job->request_.prompt;
+    Slot* best = nullptr;
+    size_t best_common = 0;
+    for (auto& s : slots_) {
+      if (s->job) continue;
+      size_t common = 0;
+      while (common < s->cached.size() && common < prompt.size() && s->cached[common] == prompt[common]) ++common;
+      if (!best || common > best_common || (common == best_common && s->last_used < best->last_used)) {
+        best = s.get();
+        best_common = common;
+      }
+    }
+    if (!best) break;
+    queue_.pop_front();
+    Slot& s = *best;
+    best_common = std::min(best_common, prompt.size() - 1);  // the last prompt token is always run, for its logits
+    s.cached.resize(best_common);
+    s.fed = best_common;
+    s.job = job;
+    s.sampler.emplace(job->request_.sampling, model_.info().vocab_size);
+    s.text.reset();
+    s.stop = StopMatcher(job->request_.stop);
+    s.generated.clear();
+    s.decoding = false;
+    s.last_used = ++admissions_;
+    stats_.prompt_tokens += prompt.size();
+    stats_.reused_prompt_tokens += best_common;
+  }
+  stats_.queue_depth = static_cast<int>(queue_.size());
+  stats_.slots_busy = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](auto& s) { return s->job != nullptr; }));
+}
+
+void Engine::finish(Slot& s, Finish f) {
+  std::string tail = f == Finish::Cancelled ? std::string{} : s.stop.push(s.text.flush());
+  if (f != Finish::Cancelled) tail += s.stop.flush();
+  s.job->publish(tail, f, static_cast<int>(s.generated.size()));
+  s.job.reset();
+  s.decoding = false;
+}
+
+// One forward pass: the next token of every generating slot (first, through the per-row
+// kernels), then prompt chunks; then a token is sampled for every slot that needs one.
+bool Engine::step() {
+  for (auto& s : slots_)
+    if (s->job && s->job->cancelled()) finish(*s, Finish::Cancelled);
+  tokens_.clear();
+  pos_.clear();
+  kvs_.clear();
+  logit_rows_.clear();
+  logit_slots_.clear();
+  auto add_row = [&](Slot& s, int32_t token, bool wants_logits) {
+    if (wants_logits) {
+      logit_rows_.push_back(static_cast<int32_t>(tokens_.size()));
+      logit_slots_.push_back(&s);
+    }
+    pos_.push_back(static_cast<int32_t>(s.cached.size() + static_cast<size_t>(s.taken)));
+    tokens_.push_back(token);
+    kvs_.push_back(s.kv.get());
+  };
+  for (auto& s : slots_) {
+    s->taken = 0;
+    if (s->job && s->decoding) add_row(*s, s->next, true);
+  }
+  const int n_vector = static_cast<int>(tokens_.size());
+  int budget = n_vector > 0 ? o_.prefill_chunk : net_->max_batch() - n_vector;
+  // Older requests' prompts first.
+  std::vector<Slot*> prefill;  // at most `parallel` entries
+  for (auto& s : slots_)
+    if (s->job && !s->decoding) prefill.push_back(s.get());
+  std::sort(prefill.begin(), prefill.end(), [](Slot* a, Slot* b) { return a->last_used < b->last_used; });
+  for (Slot* s : prefill) {
+    if (budget <= 0) break;
+    const auto& prompt = s->job->request_.prompt;
+    const int take = static_cast<int>(std::min(prompt.size() - s->fed, static_cast<size_t>(budget)));
+    for (int i = 0; i < take; ++i) {
+      const bool last = s->fed + static_cast<size_t>(i) + 1 == prompt.size();
+      add_row(*s, prompt[s->fed + static_cast<size_t>(i)], last);
+      ++s->taken;
+    }
+    budget -= take;
+  }
+  if (tokens_.empty()) return false;
+
+  net_->forward(Transformer::Batch{tokens_.data(), pos_.data(), kvs_.data(), static_cast<int>(tokens_.size()), n_vector,
+                                   logit_rows_.data(), static_cast<int>(logit_rows_.size())},
+                logits_.data());
+  for (auto& s : slots_) {
+    if (!s->job) continue;
+    if (s->decoding) {
+      s->cached.push_back(s->next);
+    } else if (s->taken > 0) {
+      const auto& prompt = s->job->request_.prompt;
+      s->cached.insert(s->cached.end(), prompt.begin() + static_cast<ptrdiff_t>(s->fed),
+                       prompt.begin() + static_cast<ptrdiff_t>(s->fed) + s->taken);
+      s->fed += static_cast<size_t>(s->taken);
+    }
+  }
+
+  const Tokenizer& tok = *model_.impl().tokenizer;
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  int sampled = 0;
+  for (size_t i = 0; i < logit_slots_.size(); ++i) {
+    Slot& s = *logit_slots_[i];
+    const CompletionRequest& r = s.job->request_;
+    std::span<float> logits(&logits_[i * vocab], vocab);
+    const int32_t id = s.sampler->sample(logits, s.cached, s.generated);
+    s.generated.push_back(id);
+    ++sampled;
+    if (!r.ignore_eos && tok.is_end_of_generation(id)) {
+      finish(s, Finish::Stop);
+      continue;
+    }
+    std::string out = s.stop.push(s.text.push(tok.token_bytes(id)));
+    if (s.stop.stopped()) {
+      s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
+      finish(s, Finish::Stop);
+    } else if (static_cast<int>(s.generated.size()) >= r.max_tokens || static_cast<int>(s.cached.size()) >= ctx_) {
+      s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
+      finish(s, Finish::Length);
+    } else {
+      if (!out.empty()) s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
+      s.next = id;
+      s.decoding = true;
+    }
+  }
+
+  std::lock_guard lk(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  stats_.completion_tokens += static_cast<uint64_t>(sampled);
+  recent_tokens_.emplace_back(now, sampled);
+  while (now - recent_tokens_.front().first > std::chrono::seconds(10)) recent_tokens_.pop_front();
+  int total = 0;
+  for (auto& [t, n] : recent_tokens_) total += n;
+  const double span = std::chrono::duration<double>(now - recent_tokens_.front().first).count();
+  stats_.decode_tokens_per_second = span > 0 ? (total - recent_tokens_.front().second) / span : 0;
+  stats_.slots_busy = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](auto& s) { return s->job != nullptr; }));
+  return true;
+}
+
+}  // namespace minnow::server

@@ -1,0 +1,173 @@
+#include "server/http_server.hpp"
+
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/error.hpp"
+#include "server/metrics.hpp"
+#include "server/openai_api.hpp"
+#include "server/web_page.hpp"
+
+namespace minnow::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status;
+  res.set_content(error_body(e), "application/json");
+}
+
+// Error statuses httplib produces itself (no route, body too large, unreadable request),
+// given an OpenAI-style body.
+void fill_error_body(const httplib::Request& req, httplib::Response& res) {
+  if (!res.body.empty()) return;  // one of ours, already filled in
+  switch (res.status) {
+    case 404: send_error(res, ApiError(404, "invalid_request_error", "not_found", "", "no such endpoint: " + req.method + " " + req.path)); break;
+    case 413: send_error(res, ApiError(413, "invalid_request_error", "request_too_large", "", "the request body is larger than the server accepts (--max-body)")); break;
+    default:
+      send_error(res, ApiError(res.status, res.status >= 500 ? "server_error" : "invalid_request_error", "", "",
+                               "the request could not be handled (HTTP " + std::to_string(res.status) + ")"));
+  }
+}
+
+struct Server {
+  const Model& model;
+  const std::string& model_id;
+  const ServerOptions& o;
+  Engine& engine;
+  std::atomic<bool>& stopping;
+  std::atomic<uint64_t> requests{0}, errors{0};
+  int64_t started = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+
+  void completion(Endpoint ep, const httplib::Request& req, httplib::Response& res) {
+    std::shared_ptr<Job> job;
+    ParsedRequest p;
+    try {
+      p = parse_request(ep, req.body, model, model_id, engine.context_size());
+      job = engine.submit(std::move(p.completion));
+    } catch (const ApiError& e) {
+      return send_error(res, e);
+    } catch (const QueueFull& e) {
+      return send_error(res, ApiError(503, "server_error", "queue_full", "", e.what()));
+    }
+    const ResponseFormat fmt(ep, model_id);
+    if (!p.stream) {
+      std::string text;
+      Job::Update u;
+      for (;;) {
+        if (stopping.load()) {
+          job->cancel();
+          return send_error(res, ApiError(503, "server_error", "shutting_down", "", "the server is shutting down"));
+        }
+        if (!job->wait(u, 100ms)) continue;
+        text += u.text;
+        if (u.finish != Finish::Running) break;
+      }
+      res.set_content(fmt.full(text, u.finish, u.prompt_tokens, u.completion_tokens), "application/json");
+      return;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    const bool usage = p.include_usage;
+    std::atomic<bool>* stop_flag = &stopping;
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [job, fmt, usage, stop_flag](size_t, httplib::DataSink& sink) {
+          auto send = [&](const std::string& data) {
+            const std::string event = "data: " + data + "\n\n";
+            return sink.write(event.data(), event.size());
+          };
+          if (!fmt.first_chunk(usage).empty() && !send(fmt.first_chunk(usage))) return false;
+          Job::Update u;
+          for (;;) {
+            if (stop_flag->load()) return false;
+            if (!job->wait(u, 100ms)) continue;
+            // A failed write means the client left: the releaser cancels the job.
+            if (!u.text.empty() && !send(fmt.text_chunk(u.text, usage))) return false;
+            if (u.finish != Finish::Running) break;
+          }
+          if (!send(fmt.finish_chunk(u.finish, usage))) return false;
+          if (usage && !send(fmt.usage_chunk(u.prompt_tokens, u.completion_tokens))) return false;
+          if (!send("[DONE]")) return false;
+          sink.done();
+          return true;
+        },
+        [job](bool success) {
+          if (!success) job->cancel();
+        });
+  }
+
+  void routes(httplib::Server& svr) {
+    svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(web_page_html()), "text/html; charset=utf-8");
+    });
+    svr.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", "application/json"); });
+    svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(prometheus_text(engine.stats(), {requests.load(), errors.load()}), "text/plain; version=0.0.4");
+    });
+    svr.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      nlohmann::ordered_json m = {{"id", model_id}, {"object", "model"}, {"created", started}, {"owned_by", "minnow"}};
+      res.set_content(nlohmann::ordered_json{{"object", "list"}, {"data", {m}}}.dump(), "application/json");
+    });
+    svr.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(Endpoint::Chat, req, res); });
+    svr.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(Endpoint::Completion, req, res); });
+    svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (o.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+      if (req.get_header_value("Authorization") == "Bearer " + o.api_key) return httplib::Server::HandlerResponse::Unhandled;
+      const bool missing = !req.has_header("Authorization");
+      send_error(res, ApiError(401, "invalid_request_error", "invalid_api_key", "",
+                               missing ? "missing API key: send it as 'Authorization: Bearer KEY'" : "incorrect API key"));
+      return httplib::Server::HandlerResponse::Handled;
+    });
+    svr.set_error_handler(fill_error_body);
+    svr.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+      ++requests;
+      if (res.status >= 400) ++errors;
+    });
+  }
+};
+
+}  // namespace
+
+void serve(const Model& model, const std::string& model_id, const ServerOptions& o) {
+  // SIGINT/SIGTERM go to one waiting thread (every thread started below inherits the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a vanished client is a failed write, not a dead server
+
+  Engine engine(model, o.engine);
+  std::atomic<bool> stopping{false};
+  httplib::Server svr;
+  Server handlers{model, model_id, o, engine, stopping};
+  // Every waiting or streaming request holds a thread while the engine works for it.
+  const int threads = std::clamp(o.engine.parallel + o.engine.queue + 8, 16, 1024);
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  svr.set_payload_max_length(o.max_body);
+  handlers.routes(svr);
+
+  const int port = o.port == 0 ? svr.bind_to_any_port(o.host) : (svr.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port < 0)
+    throw Error("serve: cannot listen on " + o.host + ":" + std::to_string(o.port) + " (address in use or not available?)");
+  std::thread([&svr, &stopping, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    stopping.store(true);
+    svr.stop();
+  }).detach();
+  std::fprintf(stderr, "minnow serve: listening on http://%s:%d\n", o.host.c_str(), port);
+  std::fflush(stderr);
+  svr.listen_after_bind();
+  std::fprintf(stderr, "minnow serve: stopped\n");
+}
+
+}  // namespace minnow::server
