@@ -3,7 +3,7 @@ MODEL ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT ?= What is the capital of France? Answer in one sentence.
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup models build build-asan demo test test-unit test-asan test-e2e bench bench-tokenizer bench-compare golden clean
+.PHONY: all setup models build build-asan demo serve test test-unit test-asan test-e2e bench bench-tokenizer bench-compare bench-serve golden clean
 
 all: build
 
@@ -24,6 +24,10 @@ build-asan: setup
 demo: build models
 	@echo "minnow: streaming an answer from $(MODEL)"
 	@build/release/minnow run -m $(MODEL) --chat --temp 0 -n 64 -p "$(PROMPT)"
+
+# The OpenAI-compatible server with the web chat page at http://127.0.0.1:8080/
+serve: build models
+	@build/release/minnow serve -m $(MODEL)
 
 test: build build-asan models test-unit test-asan test-e2e
 
@@ -53,6 +57,11 @@ bench-tokenizer: build
 COMPARE_ARGS ?=
 bench-compare: build models
 	@.venv/bin/python bench/compare/compare.py $(COMPARE_ARGS)
+
+# Aggregate decode throughput of minnow serve with 1, 2 and 4 concurrent streams.
+SERVE_BENCH_ARGS ?=
+bench-serve: build models
+	@.venv/bin/python bench/serve_bench.py --model $(MODEL) $(SERVE_BENCH_ARGS)
 
 # Regenerates the golden data with transformers (big: torch in its own virtualenv).
 golden: models
