@@ -15,6 +15,10 @@
 
 namespace minnow::server {
 
+namespace {
+constexpr std::chrono::seconds kRateWindow{10};  // for decode_tokens_per_second
+}
+
 bool Job::wait(Update& out, std::chrono::milliseconds timeout) {
   std::unique_lock lk(mu_);
   auto ready = [&] { return !pending_.empty() || (finish_ != Finish::Running && !reported_end_); };
@@ -112,7 +116,20 @@ std::shared_ptr<Job> Engine::submit(CompletionRequest r) {
 
 EngineStats Engine::stats() const {
   std::lock_guard lk(mu_);
-  return stats_;
+  EngineStats s = stats_;
+  // Tokens of the steps in the window after the first, over the time since the first
+  // ended: decays to 0 when the server goes idle.
+  const auto now = std::chrono::steady_clock::now();
+  int total = 0;
+  const std::chrono::steady_clock::time_point* first = nullptr;
+  for (auto& [t, n] : recent_tokens_) {
+    if (now - t > kRateWindow) continue;
+    if (first) total += n;
+    else first = &t;
+  }
+  const double span = first ? std::chrono::duration<double>(now - *first).count() : 0;
+  s.decode_tokens_per_second = span > 0 ? total / span : 0;
+  return s;
 }
 
 void Engine::loop() {
@@ -226,7 +243,10 @@ bool Engine::step() {
     }
     budget -= take;
   }
-  if (tokens_.empty()) return false;
+  if (tokens_.empty()) {
+    record_step(0);
+    return false;
+  }
 
   net_->forward(Transformer::Batch{tokens_.data(), pos_.data(), kvs_.data(), static_cast<int>(tokens_.size()), n_vector,
                                    logit_rows_.data(), static_cast<int>(logit_rows_.size())},
@@ -271,17 +291,18 @@ bool Engine::step() {
     }
   }
 
+  record_step(sampled);
+  return true;
+}
+
+void Engine::record_step(int sampled) {
   std::lock_guard lk(mu_);
   const auto now = std::chrono::steady_clock::now();
   stats_.completion_tokens += static_cast<uint64_t>(sampled);
-  recent_tokens_.emplace_back(now, sampled);
-  while (now - recent_tokens_.front().first > std::chrono::seconds(10)) recent_tokens_.pop_front();
-  int total = 0;
-  for (auto& [t, n] : recent_tokens_) total += n;
-  const double span = std::chrono::duration<double>(now - recent_tokens_.front().first).count();
-  stats_.decode_tokens_per_second = span > 0 ? (total - recent_tokens_.front().second) / span : 0;
   stats_.slots_busy = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](auto& s) { return s->job != nullptr; }));
-  return true;
+  if (sampled == 0) return;
+  recent_tokens_.emplace_back(now, sampled);
+  while (now - recent_tokens_.front().first > kRateWindow) recent_tokens_.pop_front();
 }
 
 }  // namespace minnow::server

@@ -94,6 +94,7 @@ class Engine {
   void loop();
   void admit();
   bool step();
+  void record_step(int sampled);  // stats after a step
   void finish(Slot& s, Finish f);
 
   const Model& model_;
