@@ -9,6 +9,7 @@ import json
 import pathlib
 import random
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -306,6 +307,10 @@ def test_max_tokens_gives_length(client):
     content, finish, chunks = stream_chat(client, q, max_tokens=6, stream_options={"include_usage": True})
     assert finish == "length"
     check_usage(chunks[-1].usage, completion_tokens=6)
+    # ignore_eos keeps generating past the end of the turn, to exactly max_tokens.
+    r = chat(client, "Say hi.", max_tokens=40, extra_body={"ignore_eos": True})
+    assert r.choices[0].finish_reason == "length"
+    check_usage(r.usage, completion_tokens=40)
 
 
 def test_stop_sequences(client):
@@ -465,6 +470,54 @@ def test_api_key(server):
     assert raw(server, "GET", "/health", key=None)[0] == 200
 
 
+def read_response(sock):
+    """Reads one Content-Length-framed HTTP response from sock; returns (status, body bytes)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"connection closed mid-response: {data!r}"
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    length = next(int(v) for k, _, v in (ln.partition(":") for ln in lines[1:]) if k.lower() == "content-length")
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed mid-body"
+        rest += chunk
+    return int(lines[0].split()[1]), rest[:length]
+
+
+@pytest.mark.parametrize("case", ["wrong_key", "too_large"])
+def test_connection_reusable_after_early_rejection(server, case):
+    """A request rejected before its body was read (401, 413) must not poison the keep-alive
+    connection: the body arrives in its own TCP segment here, as httpx (the openai client) sends it."""
+    size = 200 if case == "wrong_key" else MAX_BODY + 1000
+    body = json.dumps({"model": MODEL_ID, "messages": user("z" * size), "max_tokens": 2}).encode()
+    key = "wrong-key" if case == "wrong_key" else API_KEY
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head)
+        time.sleep(0.1)
+        try:
+            sock.sendall(body)
+        except OSError:
+            pass  # the server may close after rejecting; then the next request needs a new connection
+        status, data = read_response(sock)
+        assert status == (401 if case == "wrong_key" else 413), data
+        try:
+            sock.sendall(f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {API_KEY}\r\n\r\n"
+                         .encode())
+            status, data = read_response(sock)
+        except ConnectionError:
+            return  # closing the connection after an unread body is fine too
+        except AssertionError as e:
+            if "closed" in str(e):
+                return
+            raise
+        assert status == 200, f"next request on the same connection: {status} {data[:200]!r}"
+
+
 def test_unknown_path(server, client):
     for method, path in (("GET", "/v1/nope"), ("POST", "/v1/embeddings"), ("GET", "/nope")):
         raw_error(server, 404, "<any>", "not_found", "<any>", method, path, {} if method == "POST" else None)
@@ -497,7 +550,8 @@ def test_disconnect_frees_slot(server, client):
     stream.close()
     t0 = time.time()
     busy = wait_slots_idle(server, timeout=2.0)
-    assert busy == 0, f"slot still busy {time.time() - t0:.1f}s after the client disconnected"
+    assert busy == 0, f"minnow_slots_busy still {busy} {time.time() - t0:.1f}s after the client disconnected; " \
+                      f"metrics: {metrics(server)}"
     assert chat(client, "What is the capital of France?").choices[0].message.content
 
 
@@ -542,7 +596,10 @@ def test_queue_full():
             assert e.status_code == 503 and (e.type, e.code) == ("server_error", "queue_full"), e.body
         assert "ok" in outcomes, outcomes
         assert not [o for o in outcomes if isinstance(o, Exception) and o not in rejected], outcomes
-        # Afterwards the server serves again.
+        # Afterwards the server serves again, once the cancelled streams have left the queue.
+        end = time.time() + 5
+        while metrics(s)["minnow_queue_depth"] > 0 and time.time() < end:
+            time.sleep(0.05)
         r = client.completions.create(model=MODEL_ID, prompt="Hello", max_tokens=4, temperature=0)
         assert r.usage.completion_tokens == 4
     finally:
