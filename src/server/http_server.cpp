@@ -47,7 +47,18 @@ struct Server {
   std::atomic<uint64_t> requests{0}, errors{0};
   int64_t started = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 
+  // Checked in the handlers, after httplib has read the body: a request refused before its
+  // body is read would leave that body in the connection, to be parsed as the next request.
+  bool authorized(const httplib::Request& req, httplib::Response& res) const {
+    if (o.api_key.empty() || req.get_header_value("Authorization") == "Bearer " + o.api_key) return true;
+    const bool missing = !req.has_header("Authorization");
+    send_error(res, ApiError(401, "invalid_request_error", "invalid_api_key", "",
+                             missing ? "missing API key: send it as 'Authorization: Bearer KEY'" : "incorrect API key"));
+    return false;
+  }
+
   void completion(Endpoint ep, const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req, res)) return;
     std::shared_ptr<Job> job;
     ParsedRequest p;
     try {
@@ -112,20 +123,13 @@ struct Server {
     svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(prometheus_text(engine.stats(), {requests.load(), errors.load()}), "text/plain; version=0.0.4");
     });
-    svr.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    svr.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!authorized(req, res)) return;
       nlohmann::ordered_json m = {{"id", model_id}, {"object", "model"}, {"created", started}, {"owned_by", "minnow"}};
       res.set_content(nlohmann::ordered_json{{"object", "list"}, {"data", {m}}}.dump(), "application/json");
     });
     svr.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(Endpoint::Chat, req, res); });
     svr.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(Endpoint::Completion, req, res); });
-    svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (o.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
-      if (req.get_header_value("Authorization") == "Bearer " + o.api_key) return httplib::Server::HandlerResponse::Unhandled;
-      const bool missing = !req.has_header("Authorization");
-      send_error(res, ApiError(401, "invalid_request_error", "invalid_api_key", "",
-                               missing ? "missing API key: send it as 'Authorization: Bearer KEY'" : "incorrect API key"));
-      return httplib::Server::HandlerResponse::Handled;
-    });
     svr.set_error_handler(fill_error_body);
     svr.set_logger([this](const httplib::Request&, const httplib::Response& res) {
       ++requests;
