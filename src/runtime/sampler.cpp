@@ -49,34 +49,43 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent
   }
   if (o_.temperature <= 0.0f) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
 
+  // Candidates stay in id order unless a filter needs them by probability: a full sort of
+  // a 50k-150k vocabulary would cost more than the forward pass of a small model.
   cand_.clear();
   for (int32_t i = 0; i < n; ++i) cand_.emplace_back(logits[static_cast<size_t>(i)] / o_.temperature, i);
-  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  auto by_value = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  bool sorted = false;
   if (o_.top_k > 0 && o_.top_k < n) {
-    std::partial_sort(cand_.begin(), cand_.begin() + o_.top_k, cand_.end(), by_logit);
+    std::partial_sort(cand_.begin(), cand_.begin() + o_.top_k, cand_.end(), by_value);
     cand_.resize(static_cast<size_t>(o_.top_k));
-  } else {
-    std::sort(cand_.begin(), cand_.end(), by_logit);
+    sorted = true;
   }
-  // Softmax over the survivors (sorted, largest first).
-  const float mx = cand_.front().first;
+  // Softmax over the survivors.
+  float mx = -INFINITY;
+  for (auto& c : cand_) mx = std::max(mx, c.first);
   double sum = 0;
   for (auto& c : cand_) sum += (c.first = std::exp(c.first - mx));
   for (auto& c : cand_) c.first = static_cast<float>(c.first / sum);
+  const float top_prob = static_cast<float>(1.0 / sum);  // the maximum's exp is 1
   if (o_.top_p < 1.0f) {
-    double cum = 0;
-    size_t keep = 0;
-    while (keep < cand_.size()) {
-      cum += cand_[keep++].first;
-      if (cum >= o_.top_p) break;
+    // Sort only as many of the most likely as it takes to reach top_p (usually a few dozen).
+    size_t k = sorted ? cand_.size() : std::min<size_t>(64, cand_.size()), keep = 0;
+    for (;;) {
+      if (!sorted) std::partial_sort(cand_.begin(), cand_.begin() + static_cast<ptrdiff_t>(k), cand_.end(), by_value);
+      double cum = 0;
+      for (keep = 0; keep < k;) {
+        cum += cand_[keep++].first;
+        if (cum >= o_.top_p) break;
+      }
+      if (cum >= o_.top_p || k == cand_.size()) break;
+      k = std::min(cand_.size(), k * 4);
     }
     cand_.resize(std::max<size_t>(keep, 1));
+    sorted = true;
   }
   if (o_.min_p > 0.0f) {
-    const float floor = cand_.front().first * o_.min_p;
-    size_t keep = 1;
-    while (keep < cand_.size() && cand_[keep].first >= floor) ++keep;
-    cand_.resize(keep);
+    const float floor = top_prob * o_.min_p;
+    std::erase_if(cand_, [&](const auto& c) { return c.first < floor; });  // keeps the order, and the maximum
   }
   double total = 0;
   for (auto& c : cand_) total += c.first;

@@ -1,5 +1,6 @@
-// Turns logits into the next token: repetition penalty, temperature, top-k, top-p,
-// min-p (in the order Hugging Face's generate applies them), then a seeded draw.
+// Turns logits into the next token: presence/frequency and repetition penalties,
+// temperature, top-k, top-p, min-p (in the order Hugging Face's generate applies them),
+// then a seeded draw.
 #pragma once
 #include <cstdint>
 #include <span>

@@ -68,6 +68,9 @@ struct Server {
       return send_error(res, e);
     } catch (const QueueFull& e) {
       return send_error(res, ApiError(503, "server_error", "queue_full", "", e.what()));
+    } catch (const std::exception& e) {  // a bug, not the client's fault: say what it was
+      std::fprintf(stderr, "minnow serve: %s %s failed: %s\n", req.method.c_str(), req.path.c_str(), e.what());
+      return send_error(res, ApiError(500, "server_error", "internal_error", "", e.what()));
     }
     const ResponseFormat fmt(ep, model_id);
     if (!p.stream) {

@@ -89,3 +89,34 @@ TEST(Sampler, RepeatPenaltyDemotesSeenTokens) {
   EXPECT_EQ(s.sample(l, recent), 0);  // 1.5 / 2 = 0.75 < 1.0
   EXPECT_FLOAT_EQ(l[1], 0.75f);       // penalized once, not per occurrence
 }
+
+// top_p over a flat distribution needs far more than the first sorted batch of candidates.
+TEST(Sampler, TopPReachesPastTheFirstSortedBatch) {
+  SamplingOptions o;
+  o.temperature = 1.0f;
+  o.top_k = 0;
+  o.top_p = 0.5f;
+  o.min_p = 0;
+  Sampler s(o, 1000);
+  int beyond_64 = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<float> l(1000, 0.0f);  // equal: ties go to the lower id, so the set is ids < 500
+    const int32_t id = s.sample(l, {});
+    EXPECT_LT(id, 500);
+    beyond_64 += id >= 64;
+  }
+  EXPECT_GT(beyond_64, 200);
+}
+
+TEST(Sampler, PresenceAndFrequencyPenalties) {
+  SamplingOptions o;
+  o.temperature = 0;
+  o.presence_penalty = 0.5f;
+  o.frequency_penalty = 0.25f;
+  Sampler s(o, 3);
+  std::vector<float> l = {1.0f, 1.6f, 0.0f};
+  std::vector<int32_t> generated = {1, 1, 2};
+  EXPECT_EQ(s.sample(l, {}, generated), 0);  // 1.6 - 2 * 0.25 - 0.5 = 0.6 < 1.0
+  EXPECT_FLOAT_EQ(l[1], 0.6f);
+  EXPECT_FLOAT_EQ(l[2], -0.75f);
+}
