@@ -147,12 +147,20 @@ void vector_rows_product(std::span<const MatmulOut> outs, const float* x, int64_
     const int64_t r0 = (task - split.first[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
     DotQ8Fn dot8 = q8_kernel(w.type);
     DotQ16Fn dot16 = q16_kernel(w.type);
+    DotQ16MultiFn multi16 = dot16 && n_tokens > 1 ? kt.dot_q16_multi(w.type) : nullptr;
     DotRowFn fused = kt.dot_row(w.type);
     float* tmp = dot8 || dot16 || fused ? nullptr : scratch(static_cast<size_t>(k));
     for (int64_t r = r0; r < r1; ++r) {
       const uint8_t* row = w.data + r * w.row_bytes;
       if (dot8) {
         for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot8(row, xq + t * nb, k);
+      } else if (multi16) {  // each weight block unpacked once for up to 4 tokens
+        float out[kMaxMultiTokens];
+        for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
+          const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
+          multi16(row, xq16 + t * nb, xsum ? xsum + t * nb : nullptr, k, nt, out);
+          for (int j = 0; j < nt; ++j) y[(t + j) * w.rows + r] = out[j];
+        }
       } else if (dot16) {
         for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot16(row, xq16 + t * nb, xsum ? xsum + t * nb : nullptr, k);
       } else if (fused) {

@@ -39,6 +39,11 @@ struct Q16Block {
 // xsum[i] = sum of the float activations of block i (for formats with a minimum/offset).
 using DotQ16Fn = float (*)(const void* row, const Q16Block* x, const float* xsum, int64_t k);
 void quantize_q16(const float* x, int64_t k, Q16Block* out);
+// The same for n_tokens (1..4) activation rows at once (x and xsum: n_tokens rows of k/32
+// blocks, consecutive): each weight block is unpacked once for all of them, and out[t] is
+// bit-identical to the one-token kernel on row t (batched decode must not change numbers).
+using DotQ16MultiFn = void (*)(const void* row, const Q16Block* x, const float* xsum, int64_t k, int n_tokens, float* out);
+constexpr int kMaxMultiTokens = 4;
 // x (k floats, k a multiple of 32) -> k/32 blocks; round to nearest, scale = max|x| / 127.
 void quantize_q8(const float* x, int64_t k, Q8Block* out);
 
@@ -58,6 +63,10 @@ struct KernelTable {
   void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
   // s[i] = exp(s[i] - shift) for i < n; returns their sum (softmax's numerators).
   float (*exp_sum)(float* s, int64_t n, float shift);
+  // y[i] += a * x[i] over an f16 row (attention's weighted sum of an f16 value cache).
+  void (*axpy_f16)(float a, const uint16_t* x, float* y, int64_t n);
+  DotQ16MultiFn dot_q16_multi(DType t) const;  // several tokens at once, or nullptr
+  DotQ16MultiFn q4_0_q16_multi, q4_1_q16_multi, q8_0_q16_multi;
 };
 
 const KernelTable& ref_kernels();

@@ -112,11 +112,13 @@ void Transformer::attention(int layer, const Batch& b) {
     std::fill(out, out + hd, 0.0f);
     const float inv = 1.0f / sum;
     for (int p = begin; p < end; ++p) {
-      const float* v = row;
-      if (half) kv.load(kv.v(layer, p), int64_t{kvh} * hd, hd, row);
-      else v = static_cast<const float*>(kv.v(layer, p)) + kvh * hd;
       const float w = s[p] * inv;
-      for (int i = 0; i < hd; ++i) out[i] += w * v[i];
+      if (half) {
+        kt.axpy_f16(w, static_cast<const uint16_t*>(kv.v(layer, p)) + kvh * hd, out, hd);
+      } else {
+        const float* v = static_cast<const float*>(kv.v(layer, p)) + kvh * hd;
+        for (int i = 0; i < hd; ++i) out[i] += w * v[i];
+      }
     }
   });
 }

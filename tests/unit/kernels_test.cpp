@@ -274,6 +274,50 @@ TEST(Kernels, Q16ActivationDotsMatchReference) {
   }
 }
 
+// Several tokens at once: bit-identical to the one-token kernel for every token (the
+// server batches decode steps and promises unchanged numbers).
+TEST(Kernels, Q16MultiTokenDotsEqualOneTokenDots) {
+  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
+  std::mt19937 rng(17);
+  for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
+    DotQ16MultiFn multi = fast()->dot_q16_multi(t);
+    ASSERT_NE(multi, nullptr) << dtype_name(t);
+    for (int64_t k : {32, 64, 96, 576, 1536})
+      for (int nt = 1; nt <= kMaxMultiTokens; ++nt) {
+        const int64_t nb = k / 32;
+        auto row = random_rows(t, 1, k, rng);
+        auto x = random_floats(static_cast<size_t>(nt * k), rng);
+        std::vector<Q16Block> xq(static_cast<size_t>(nt * nb));
+        std::vector<float> xsum(static_cast<size_t>(nt * nb));
+        quantize_q16(x.data(), nt * k, xq.data());
+        for (int64_t i = 0; i < nt * k; ++i) xsum[static_cast<size_t>(i / 32)] += x[static_cast<size_t>(i)];
+        float out[kMaxMultiTokens];
+        multi(row.data(), xq.data(), xsum.data(), k, nt, out);
+        for (int j = 0; j < nt; ++j)
+          ASSERT_EQ(out[j], fast()->dot_q16(t)(row.data(), xq.data() + j * nb, xsum.data() + j * nb, k))
+              << dtype_name(t) << " k=" << k << " tokens=" << nt << " token " << j;
+      }
+  }
+}
+
+TEST(Kernels, AxpyF16MatchesReference) {
+  std::mt19937 rng(18);
+  for (int64_t n : {1, 7, 8, 9, 64, 100, 256}) {
+    auto xf = random_floats(static_cast<size_t>(n), rng);
+    std::vector<uint16_t> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = fp32_to_fp16(xf[static_cast<size_t>(i)]);
+    auto y0 = random_floats(static_cast<size_t>(n), rng);
+    for (const KernelTable* kt : {&ref_kernels(), fast()}) {
+      if (!kt) continue;
+      auto y = y0;
+      kt->axpy_f16(0.37f, x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(y[static_cast<size_t>(i)], y0[static_cast<size_t>(i)] + 0.37 * fp16_to_fp32(x[static_cast<size_t>(i)]), 1e-6)
+            << kt->name << " n=" << n;
+    }
+  }
+}
+
 // Integer kernels against Q8 activations: SIMD vs scalar reference (same integer sums,
 // so only float rounding differs), and scalar vs the exact float product.
 TEST(Kernels, Q8ActivationDotsMatchReference) {

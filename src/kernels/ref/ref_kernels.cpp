@@ -113,6 +113,15 @@ void quantize_q16(const float* x, int64_t k, Q16Block* out) {
   }
 }
 
+DotQ16MultiFn KernelTable::dot_q16_multi(DType t) const {
+  switch (t) {
+    case DType::Q4_0: return q4_0_q16_multi;
+    case DType::Q4_1: return q4_1_q16_multi;
+    case DType::Q8_0: return q8_0_q16_multi;
+    default: return nullptr;
+  }
+}
+
 DotQ16Fn KernelTable::dot_q16(DType t) const {
   switch (t) {
     case DType::Q4_0: return q4_0_q16;
@@ -151,6 +160,10 @@ float exp_sum_ref(float* s, int64_t n, float shift) {
   for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
   return sum;
 }
+
+void axpy_f16_ref(float a, const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
+}
 }  // namespace
 
 DotQ8Fn KernelTable::dot_q8(DType t) const {
@@ -180,7 +193,9 @@ const KernelTable& ref_kernels() {
                              dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref,
                              // the reference for fused rows is dequantize + dot_f32 (matmul's fallback)
                              nullptr, nullptr, nullptr, nullptr, nullptr, f16_to_f32_ref, f32_to_f16_ref,
-                             exp_sum_ref};
+                             exp_sum_ref, axpy_f16_ref,
+                             // the reference for several tokens is one token at a time
+                             nullptr, nullptr, nullptr};
   return t;
 }
 

@@ -217,6 +217,86 @@ float dot_q8_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_
   });
 }
 
+// Up to kMaxMultiTokens tokens against one weight row. unpack(i, &lo, &hi) returns block
+// i's weights as int16 halves and its scale; per token, the accumulators, the order of
+// the blocks and every rounding are those of two_accumulators in the one-token kernels.
+template <int NT, typename Unpack>
+inline void multi_tokens(int64_t nb, const Q16Block* x, Unpack unpack, float* out) {
+  __m256 acc0[NT], acc1[NT];
+  for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
+  auto block = [&](int64_t i, __m256* acc) {
+    __m256i lo, hi;
+    const float d = unpack(i, &lo, &hi);
+    for (int t = 0; t < NT; ++t) {
+      const Q16Block& xb = x[t * nb + i];
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), madd16(lo, hi, xb), acc[t]);
+    }
+  };
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    block(i, acc0);
+    block(i + 1, acc1);
+  }
+  if (i < nb) block(i, acc0);
+  for (int t = 0; t < NT; ++t) out[t] = hsum(_mm256_add_ps(acc0[t], acc1[t]));
+}
+
+template <typename Unpack>
+inline void multi_dispatch(int n_tokens, int64_t nb, const Q16Block* x, Unpack unpack, float* out) {
+  switch (n_tokens) {
+    case 1: return multi_tokens<1>(nb, x, unpack, out);
+    case 2: return multi_tokens<2>(nb, x, unpack, out);
+    case 3: return multi_tokens<3>(nb, x, unpack, out);
+    default: return multi_tokens<4>(nb, x, unpack, out);
+  }
+}
+
+void dot_q4_0_q16_multi_avx2(const void* row, const Q16Block* x, const float*, int64_t k, int n_tokens, float* out) {
+  auto* b = static_cast<const uint8_t*>(row);
+  const __m256i eight = _mm256_set1_epi16(8);
+  multi_dispatch(n_tokens, k / 32, x, [&](int64_t i, __m256i* lo, __m256i* hi) {
+    const uint8_t* blk = b + i * 18;
+    nibbles_to_i16(blk + 2, lo, hi);
+    *lo = _mm256_sub_epi16(*lo, eight);
+    *hi = _mm256_sub_epi16(*hi, eight);
+    return load_half(blk);
+  }, out);
+}
+
+void dot_q4_1_q16_multi_avx2(const void* row, const Q16Block* x, const float* xsum, int64_t k, int n_tokens, float* out) {
+  auto* b = static_cast<const uint8_t*>(row);
+  const int64_t nb = k / 32;
+  multi_dispatch(n_tokens, nb, x, [&](int64_t i, __m256i* lo, __m256i* hi) {
+    const uint8_t* blk = b + i * 20;
+    nibbles_to_i16(blk + 4, lo, hi);
+    return load_half(blk);
+  }, out);
+  for (int t = 0; t < n_tokens; ++t) {
+    float mins = 0;
+    for (int64_t i = 0; i < nb; ++i) mins += load_half(b + i * 20 + 2) * xsum[t * nb + i];
+    out[t] = mins + out[t];
+  }
+}
+
+void dot_q8_0_q16_multi_avx2(const void* row, const Q16Block* x, const float*, int64_t k, int n_tokens, float* out) {
+  auto* b = static_cast<const uint8_t*>(row);
+  multi_dispatch(n_tokens, k / 32, x, [&](int64_t i, __m256i* lo, __m256i* hi) {
+    const uint8_t* blk = b + i * 34;
+    *lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    *hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
+    return load_half(blk);
+  }, out);
+}
+
+void axpy_f16_avx2(float a, const uint16_t* x, float* y, int64_t n) {
+  const __m256 va = _mm256_set1_ps(a);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))),
+                                            _mm256_loadu_ps(y + i)));
+  for (; i < n; ++i) y[i] += a * _cvtsh_ss(x[i]);
+}
+
 void f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -237,7 +317,8 @@ const KernelTable* x86_kernels() {
   static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2,
                              dot_q4_0_q16_avx2, dot_q4_1_q16_avx2, dot_q8_0_q16_avx2,
                              dot_q5_0_row_avx2, dot_q5_1_row_avx2, dot_q4_k_row_avx2, dot_q5_k_row_avx2, dot_q6_k_row_avx2,
-                             f16_to_f32_avx2, f32_to_f16_avx2, exp_sum_avx2};
+                             f16_to_f32_avx2, f32_to_f16_avx2, exp_sum_avx2, axpy_f16_avx2,
+                             dot_q4_0_q16_multi_avx2, dot_q4_1_q16_multi_avx2, dot_q8_0_q16_multi_avx2};
   return &t;
 }
 
