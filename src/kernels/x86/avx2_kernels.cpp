@@ -2,6 +2,7 @@
 // run-time CPU check in dispatch.cpp.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/ops.hpp"
@@ -271,11 +272,18 @@ void dot_q4_1_q16_multi_avx2(const void* row, const Q16Block* x, const float* xs
     nibbles_to_i16(blk + 4, lo, hi);
     return load_half(blk);
   }, out);
-  for (int t = 0; t < n_tokens; ++t) {
-    float mins = 0;
-    for (int64_t i = 0; i < nb; ++i) mins += load_half(b + i * 20 + 2) * xsum[t * nb + i];
-    out[t] = mins + out[t];
+  // m * sum(x) per token, summed block by block as the one-token kernel does; the block
+  // minimums are converted once (a chunk at a time) for all tokens.
+  float mins[kMaxMultiTokens] = {0, 0, 0, 0};
+  constexpr int64_t kChunk = 64;
+  float m[kChunk];
+  for (int64_t i0 = 0; i0 < nb; i0 += kChunk) {
+    const int64_t n = std::min(kChunk, nb - i0);
+    for (int64_t i = 0; i < n; ++i) m[i] = load_half(b + (i0 + i) * 20 + 2);
+    for (int t = 0; t < n_tokens; ++t)
+      for (int64_t i = 0; i < n; ++i) mins[t] += m[i] * xsum[t * nb + i0 + i];
   }
+  for (int t = 0; t < n_tokens; ++t) out[t] = mins[t] + out[t];
 }
 
 void dot_q8_0_q16_multi_avx2(const void* row, const Q16Block* x, const float*, int64_t k, int n_tokens, float* out) {
