@@ -50,6 +50,7 @@ void register_serve(CLI::App& app) {
     server::ServerOptions s = o->server;
     s.engine.threads = o->model.threads;
     s.engine.kv_type = session_options(o->model).kv_type;
+    s.engine.int8_decode = o->model.int8_decode;
     server::serve(*model, model_id(o->model.model), s);
   });
 }

@@ -26,6 +26,7 @@ struct EngineOptions {
   int threads = 0;      // 0: one per core
   int prefill_chunk = 256;  // prompt tokens per step while other slots generate
   SessionOptions::KvType kv_type = SessionOptions::KvType::F16;
+  bool int8_decode = false;  // as SessionOptions::int8_decode
 };
 
 struct CompletionRequest {
