@@ -1,7 +1,8 @@
-// The one matmul entry point. Decode (few tokens): each weight row is streamed once,
-// against activations rounded once per call to int16 blocks (Q4_0/Q4_1/Q8_0), or through
-// a fused f32 kernel (F16), or dequantized row by row (other types). Prefill: a panel of rows is dequantized once
-// into an f32 scratch and reused by every token through the register-blocked GEMM.
+// The one matmul entry point. Decode rows: each weight row is streamed once for all of
+// them, against activations rounded once per call to int16 blocks (Q4_0/Q4_1/Q8_0, each
+// weight block unpacked once for up to 4 tokens), or through a fused f32 kernel (F16 and
+// the other quantized types), or dequantized row by row. Prompt rows: a panel of rows is
+// dequantized once into an f32 scratch and reused by every token through the GEMM.
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.
 #include <algorithm>
@@ -16,7 +17,6 @@ namespace {
 
 constexpr int64_t kPanelRows = 16;       // rows dequantized together for prefill
 constexpr int64_t kDecodeRowsPerTask = 32;
-constexpr int64_t kPrefillMinTokens = 4;  // below this the fused dot is cheaper
 constexpr size_t kMaxOutputs = 4;
 
 template <typename T>

@@ -88,7 +88,8 @@ struct WeightView {
 // faster, but logits move by ~1e-2); the rest (prompt tokens) through dequantize + GEMM.
 // Each output depends only on its own row of x and its path, never on n_tokens, so a
 // sequence gives the same numbers alone or batched with others. vector_rows < 0: all rows
-// when there are fewer than 4, else none.
+// when there are fewer than kPrefillMinTokens, else none.
+constexpr int64_t kPrefillMinTokens = 4;  // below this the per-row kernels are cheaper
 void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
             bool int8_activations = false, int64_t vector_rows = -1);
 // One output of matmul_many: y = W x with W's row count as the leading dimension.

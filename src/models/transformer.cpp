@@ -210,7 +210,7 @@ void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, f
     rows_[static_cast<size_t>(t)] = first + t;
   }
   // A few tokens (decode) go through the per-row kernels, longer prompts through the GEMM.
-  const int n_vector = n < 4 ? n : 0;
+  const int n_vector = n < kernels::kPrefillMinTokens ? n : 0;
   forward(Batch{tokens, pos_.data(), kvs_.data(), n, n_vector, rows_.data(), n - first}, logits);
 }
 
