@@ -44,6 +44,7 @@ void quantize_q16(const float* x, int64_t k, Q16Block* out);
 // bit-identical to the one-token kernel on row t (batched decode must not change numbers).
 using DotQ16MultiFn = void (*)(const void* row, const Q16Block* x, const float* xsum, int64_t k, int n_tokens, float* out);
 constexpr int kMaxMultiTokens = 4;
+constexpr int kMaxAttnQueries = 4;
 // x (k floats, k a multiple of 32) -> k/32 blocks; round to nearest, scale = max|x| / 127.
 void quantize_q8(const float* x, int64_t k, Q8Block* out);
 
@@ -65,6 +66,15 @@ struct KernelTable {
   float (*exp_sum)(float* s, int64_t n, float shift);
   // y[i] += a * x[i] over an f16 row (attention's weighted sum of an f16 value cache).
   void (*axpy_f16)(float a, const uint16_t* x, float* y, int64_t n);
+  // Attention over an f16 cache for nq (<= kMaxAttnQueries) query heads that share one KV
+  // head; position p's row is at k + p * stride (hd values). Each (query, position) is
+  // computed as dot_row(F16) / axpy_f16 compute it, so grouping changes no number.
+  // s[g * s_stride + p] = q[g * hd ..] . K_p
+  void (*attn_scores_f16)(const float* q, int nq, const uint16_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
+                          int64_t s_stride);
+  // out[g * hd + i] += sum over p (in order) of w[g * w_stride + p] * V_p[i]
+  void (*attn_values_f16)(const float* w, int nq, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n,
+                          int64_t hd, float* out);
   DotQ16MultiFn dot_q16_multi(DType t) const;  // several tokens at once, or nullptr
   DotQ16MultiFn q4_0_q16_multi, q4_1_q16_multi, q8_0_q16_multi;
 };

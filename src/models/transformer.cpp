@@ -56,8 +56,7 @@ Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPoo
     r->cos.resize(B * half);
     r->sin.resize(B * half);
   }
-  scores_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(ctx));
-  kv_row_.resize(static_cast<size_t>(pool.size()) * static_cast<size_t>(c_.head_dim));
+  scores_.resize(static_cast<size_t>(pool.size()) * kernels::kMaxAttnQueries * static_cast<size_t>(ctx));
   pos_.resize(B);
   rows_.resize(B);
   kvs_.resize(B);
@@ -74,51 +73,61 @@ void Transformer::fill_rope(RopeTable& r, const Batch& b) {
 }
 
 // Causal grouped-query attention of each row over its sequence's cache (positions
-// 0..pos, or the last sliding_window of them on sliding-window layers).
+// 0..pos, or the last sliding_window of them on sliding-window layers). With an f16
+// cache, the query heads that share a KV head are done together when there are enough
+// tasks for the threads, so each K/V row is converted once for all of them.
 void Transformer::attention(int layer, const Batch& b) {
   const int hd = c_.head_dim, n_heads = c_.n_heads, group = c_.n_heads / c_.n_kv_heads;
   const float scale = c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd));
   const float cap = c_.attn_softcap;
   const int window = c_.is_sliding(layer) ? c_.sliding_window : 0;
   const auto& kt = kernels::active();
-  pool_.parallel_for(int64_t{b.n} * n_heads, [&](int64_t task, int thread) {
-    const int t = static_cast<int>(task / n_heads), h = static_cast<int>(task % n_heads);
+  int per_task = 1;  // query heads per task: a divisor of group, at most kMaxAttnQueries
+  if (int64_t{b.n} * c_.n_kv_heads >= 4 * pool_.size())
+    for (int g = std::min(group, kernels::kMaxAttnQueries); g > 1 && per_task == 1; --g)
+      if (group % g == 0) per_task = g;
+  const int tasks_per_row = n_heads / per_task;
+  pool_.parallel_for(int64_t{b.n} * tasks_per_row, [&](int64_t task, int thread) {
+    const int t = static_cast<int>(task / tasks_per_row), h0 = static_cast<int>(task % tasks_per_row) * per_task;
     const KvCache& kv = *b.kv[t];
+    const int kvh = h0 / group, end = b.pos[t] + 1, begin = window > 0 ? std::max(0, end - window) : 0, n = end - begin;
+    const float* q = &q_[(static_cast<size_t>(t) * n_heads + h0) * hd];
+    float* out = &attn_[(static_cast<size_t>(t) * n_heads + h0) * hd];
+    float* s = &scores_[static_cast<size_t>(thread) * kernels::kMaxAttnQueries * ctx_];  // per_task rows of ctx
     const bool half = kv.type() == DType::F16;
-    const kernels::DotRowFn dot_half = half ? kt.dot_row(DType::F16) : nullptr;
-    const int kvh = h / group, end = b.pos[t] + 1, begin = window > 0 ? std::max(0, end - window) : 0;
-    const float* q = &q_[(static_cast<size_t>(t) * n_heads + h) * hd];
-    float* s = &scores_[static_cast<size_t>(thread) * ctx_];
-    float* row = &kv_row_[static_cast<size_t>(thread) * hd];  // an f16 row converted to f32
-    float mx = -INFINITY;
-    for (int p = begin; p < end; ++p) {
-      const void* k = kv.k(layer, p);
-      float x;
-      if (!half) {
-        x = kt.dot_f32(q, static_cast<const float*>(k) + kvh * hd, hd);
-      } else if (dot_half) {
-        x = dot_half(static_cast<const uint16_t*>(k) + kvh * hd, q, hd);
-      } else {
-        kv.load(k, int64_t{kvh} * hd, hd, row);
-        x = kt.dot_f32(q, row, hd);
-      }
-      x *= scale;
-      if (cap > 0) x = softcap(x, cap);
-      s[p] = x;
-      mx = std::max(mx, x);
+    // Rows of consecutive positions are row_size() values apart.
+    if (half) {
+      kt.attn_scores_f16(q, per_task, static_cast<const uint16_t*>(kv.k(layer, begin)) + int64_t{kvh} * hd, kv.row_size(), n,
+                         hd, s, ctx_);
+    } else {
+      for (int g = 0; g < per_task; ++g)
+        for (int p = 0; p < n; ++p)
+          s[static_cast<size_t>(g) * ctx_ + p] =
+              kt.dot_f32(q + g * hd, static_cast<const float*>(kv.k(layer, begin + p)) + int64_t{kvh} * hd, hd);
     }
-    const float sum = kt.exp_sum(s + begin, end - begin, mx);
-    float* out = &attn_[(static_cast<size_t>(t) * n_heads + h) * hd];
-    std::fill(out, out + hd, 0.0f);
-    const float inv = 1.0f / sum;
-    for (int p = begin; p < end; ++p) {
-      const float w = s[p] * inv;
-      if (half) {
-        kt.axpy_f16(w, static_cast<const uint16_t*>(kv.v(layer, p)) + kvh * hd, out, hd);
-      } else {
-        const float* v = static_cast<const float*>(kv.v(layer, p)) + kvh * hd;
-        for (int i = 0; i < hd; ++i) out[i] += w * v[i];
+    for (int g = 0; g < per_task; ++g) {  // softmax of each head's scores, in place
+      float* sg = s + static_cast<size_t>(g) * ctx_;
+      float mx = -INFINITY;
+      for (int p = 0; p < n; ++p) {
+        float x = sg[p] * scale;
+        if (cap > 0) x = softcap(x, cap);
+        sg[p] = x;
+        mx = std::max(mx, x);
       }
+      const float inv = 1.0f / kt.exp_sum(sg, n, mx);
+      for (int p = 0; p < n; ++p) sg[p] *= inv;
+    }
+    std::fill(out, out + static_cast<size_t>(per_task) * hd, 0.0f);
+    if (half) {
+      kt.attn_values_f16(s, per_task, ctx_, static_cast<const uint16_t*>(kv.v(layer, begin)) + int64_t{kvh} * hd, kv.row_size(),
+                         n, hd, out);
+    } else {
+      for (int g = 0; g < per_task; ++g)
+        for (int p = 0; p < n; ++p) {
+          const float* v = static_cast<const float*>(kv.v(layer, begin + p)) + int64_t{kvh} * hd;
+          const float w = s[static_cast<size_t>(g) * ctx_ + p];
+          for (int i = 0; i < hd; ++i) out[g * hd + i] += w * v[i];
+        }
     }
   });
 }

@@ -57,8 +57,7 @@ class Transformer {
   bool int8_;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
   RopeTable rope_global_, rope_local_;
-  std::vector<float> scores_;  // one row of ctx per thread
-  std::vector<float> kv_row_;  // one head row per thread, for an f16 cache
+  std::vector<float> scores_;  // kMaxAttnQueries rows of ctx per thread
   std::vector<int32_t> pos_, rows_;  // the single-sequence forward's batch description
   std::vector<KvCache*> kvs_;
 };

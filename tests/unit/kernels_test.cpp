@@ -300,6 +300,45 @@ TEST(Kernels, Q16MultiTokenDotsEqualOneTokenDots) {
   }
 }
 
+// Grouped attention kernels: every (query, position) as the one-query kernels compute it
+// (bit for bit), for 1-4 queries, head sizes with and without a tail; ref within tolerance.
+TEST(Kernels, AttentionF16KernelsEqualOneQueryKernels) {
+  std::mt19937 rng(19);
+  for (int64_t hd : {8, 24, 64, 72, 128, 256})
+    for (int nq = 1; nq <= kMaxAttnQueries; ++nq) {
+      const int64_t n = 37, stride = hd * 3 + 8;
+      auto q = random_floats(static_cast<size_t>(nq * hd), rng);
+      auto kf = random_floats(static_cast<size_t>(n * stride), rng);
+      std::vector<uint16_t> k(kf.size()), v(kf.size());
+      for (size_t i = 0; i < kf.size(); ++i) k[i] = fp32_to_fp16(kf[i]);
+      for (size_t i = 0; i < kf.size(); ++i) v[i] = fp32_to_fp16(kf[(i * 7) % kf.size()]);
+      auto w = random_floats(static_cast<size_t>(nq * n), rng, 0.1f);
+      for (const KernelTable* kt : {&ref_kernels(), fast()}) {
+        if (!kt) continue;
+        std::vector<float> s(static_cast<size_t>(nq * n)), out(static_cast<size_t>(nq * hd), 0.5f), want = out;
+        kt->attn_scores_f16(q.data(), nq, k.data(), stride, n, hd, s.data(), n);
+        kt->attn_values_f16(w.data(), nq, n, v.data(), stride, n, hd, out.data());
+        for (int g = 0; g < nq; ++g)
+          for (int64_t p = 0; p < n; ++p) {
+            const float* qg = q.data() + g * hd;
+            const uint16_t* kp = k.data() + p * stride;
+            if (kt == fast()) {
+              ASSERT_EQ(s[static_cast<size_t>(g * n + p)], kt->dot_row(DType::F16)(kp, qg, hd)) << "hd=" << hd << " nq=" << nq;
+            } else {
+              double ref = 0, mag = 0;
+              for (int64_t i = 0; i < hd; ++i) {
+                ref += static_cast<double>(qg[i]) * fp16_to_fp32(kp[i]);
+                mag += std::fabs(static_cast<double>(qg[i]) * fp16_to_fp32(kp[i]));
+              }
+              ASSERT_NEAR(s[static_cast<size_t>(g * n + p)], ref, 1e-5 * mag + 1e-6);
+            }
+            kt->axpy_f16(w[static_cast<size_t>(g * n + p)], v.data() + p * stride, want.data() + g * hd, hd);
+          }
+        for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], want[i]) << kt->name << " hd=" << hd << " nq=" << nq;
+      }
+    }
+}
+
 TEST(Kernels, AxpyF16MatchesReference) {
   std::mt19937 rng(18);
   for (int64_t n : {1, 7, 8, 9, 64, 100, 256}) {

@@ -164,6 +164,22 @@ float exp_sum_ref(float* s, int64_t n, float shift) {
 void axpy_f16_ref(float a, const uint16_t* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
 }
+
+void attn_scores_f16_ref(const float* q, int nq, const uint16_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
+                         int64_t s_stride) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int g = 0; g < nq; ++g) {
+      float acc = 0;
+      for (int64_t i = 0; i < hd; ++i) acc += q[g * hd + i] * fp16_to_fp32(k[p * stride + i]);
+      s[g * s_stride + p] = acc;
+    }
+}
+
+void attn_values_f16_ref(const float* w, int nq, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n,
+                         int64_t hd, float* out) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int g = 0; g < nq; ++g) axpy_f16_ref(w[g * w_stride + p], v + p * stride, out + g * hd, hd);
+}
 }  // namespace
 
 DotQ8Fn KernelTable::dot_q8(DType t) const {
@@ -193,7 +209,7 @@ const KernelTable& ref_kernels() {
                              dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref,
                              // the reference for fused rows is dequantize + dot_f32 (matmul's fallback)
                              nullptr, nullptr, nullptr, nullptr, nullptr, f16_to_f32_ref, f32_to_f16_ref,
-                             exp_sum_ref, axpy_f16_ref,
+                             exp_sum_ref, axpy_f16_ref, attn_scores_f16_ref, attn_values_f16_ref,
                              // the reference for several tokens is one token at a time
                              nullptr, nullptr, nullptr};
   return t;

@@ -305,6 +305,78 @@ void axpy_f16_avx2(float a, const uint16_t* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] += a * _cvtsh_ss(x[i]);
 }
 
+// Up to 4 queries per K row: the row's halves are converted once per 8 values for all of
+// them; each dot is dot_f16_avx2's sequence (one accumulator, hsum, scalar tail).
+template <int NQ>
+void scores_f16(const float* q, const uint16_t* k, int64_t stride, int64_t n, int64_t hd, float* s, int64_t s_stride) {
+  const int64_t hd8 = hd & ~int64_t{7};
+  for (int64_t p = 0; p < n; ++p) {
+    const uint16_t* row = k + p * stride;
+    __m256 acc[NQ];
+    for (int g = 0; g < NQ; ++g) acc[g] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < hd8; i += 8) {
+      const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i)));
+      for (int g = 0; g < NQ; ++g) acc[g] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + g * hd + i), acc[g]);
+    }
+    for (int g = 0; g < NQ; ++g) {
+      float x = hsum(acc[g]);
+      for (int64_t i = hd8; i < hd; ++i) x += _cvtsh_ss(row[i]) * q[g * hd + i];
+      s[g * s_stride + p] = x;
+    }
+  }
+}
+
+void attn_scores_f16_avx2(const float* q, int nq, const uint16_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
+                          int64_t s_stride) {
+  switch (nq) {
+    case 1: return scores_f16<1>(q, k, stride, n, hd, s, s_stride);
+    case 2: return scores_f16<2>(q, k, stride, n, hd, s, s_stride);
+    case 3: return scores_f16<3>(q, k, stride, n, hd, s, s_stride);
+    default: return scores_f16<4>(q, k, stride, n, hd, s, s_stride);
+  }
+}
+
+// Sixteen output columns of up to 4 queries stay in registers over all positions; per
+// column the FMAs run in position order, as axpy_f16_avx2 applies them.
+template <int NQ>
+void values_f16(const float* w, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n, int64_t hd, float* out) {
+  int64_t c = 0;
+  for (; c + 16 <= hd; c += 16) {
+    __m256 acc[NQ][2];
+    for (int g = 0; g < NQ; ++g) {
+      acc[g][0] = _mm256_loadu_ps(out + g * hd + c);
+      acc[g][1] = _mm256_loadu_ps(out + g * hd + c + 8);
+    }
+    for (int64_t p = 0; p < n; ++p) {
+      const uint16_t* row = v + p * stride + c;
+      const __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row)));
+      const __m256 v1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 8)));
+      for (int g = 0; g < NQ; ++g) {
+        const __m256 a = _mm256_set1_ps(w[g * w_stride + p]);
+        acc[g][0] = _mm256_fmadd_ps(a, v0, acc[g][0]);
+        acc[g][1] = _mm256_fmadd_ps(a, v1, acc[g][1]);
+      }
+    }
+    for (int g = 0; g < NQ; ++g) {
+      _mm256_storeu_ps(out + g * hd + c, acc[g][0]);
+      _mm256_storeu_ps(out + g * hd + c + 8, acc[g][1]);
+    }
+  }
+  if (c < hd)  // the remaining columns, position by position as before
+    for (int64_t p = 0; p < n; ++p)
+      for (int g = 0; g < NQ; ++g) axpy_f16_avx2(w[g * w_stride + p], v + p * stride + c, out + g * hd + c, hd - c);
+}
+
+void attn_values_f16_avx2(const float* w, int nq, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n,
+                          int64_t hd, float* out) {
+  switch (nq) {
+    case 1: return values_f16<1>(w, w_stride, v, stride, n, hd, out);
+    case 2: return values_f16<2>(w, w_stride, v, stride, n, hd, out);
+    case 3: return values_f16<3>(w, w_stride, v, stride, n, hd, out);
+    default: return values_f16<4>(w, w_stride, v, stride, n, hd, out);
+  }
+}
+
 void f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -326,6 +398,7 @@ const KernelTable* x86_kernels() {
                              dot_q4_0_q16_avx2, dot_q4_1_q16_avx2, dot_q8_0_q16_avx2,
                              dot_q5_0_row_avx2, dot_q5_1_row_avx2, dot_q4_k_row_avx2, dot_q5_k_row_avx2, dot_q6_k_row_avx2,
                              f16_to_f32_avx2, f32_to_f16_avx2, exp_sum_avx2, axpy_f16_avx2,
+                             attn_scores_f16_avx2, attn_values_f16_avx2,
                              dot_q4_0_q16_multi_avx2, dot_q4_1_q16_multi_avx2, dot_q8_0_q16_multi_avx2};
   return &t;
 }
