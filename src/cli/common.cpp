@@ -1,5 +1,7 @@
 #include "cli/common.hpp"
 
+#include <cstdio>
+#include <iostream>
 #include <random>
 
 namespace minnow::cli {
@@ -35,6 +37,27 @@ void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
 }
 
 std::unique_ptr<Model> load_model_or_throw(const std::string& path) { return Model::load(path); }
+
+int run_cli(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fflush(stdout);
+    std::cerr << "minnow: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::cerr << "minnow: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
 
 SessionOptions session_options(const ModelFlags& f) {
   SessionOptions o;

@@ -21,6 +21,9 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx = true);
 void add_sampling_flags(CLI::App& app, SamplingOptions& s);
 
 std::unique_ptr<Model> load_model_or_throw(const std::string& path);
+
+// Parses and runs; one clear line on stderr and a non-zero exit code on any error.
+int run_cli(CLI::App& app, int argc, char** argv);
 SessionOptions session_options(const ModelFlags& f);
 
 // Subcommands: each adds itself to the app.
@@ -32,6 +35,10 @@ void register_logits(CLI::App& app);
 void register_template(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_perplexity(CLI::App& app);
-void register_serve(CLI::App& app);
+void register_serve(CLI::App& app);  // in the minnow-serve executable
+// `minnow serve ...` runs the minnow-serve executable beside this one, so that the HTTP
+// and TLS libraries are loaded only by the server (the other commands stay lean in RSS).
+void register_serve_launcher(CLI::App& app);
+int launch_serve(int argc, char** argv);
 
 }  // namespace minnow::cli
