@@ -90,7 +90,7 @@ struct SamplingOptions {
 struct SessionOptions {
   int ctx = 4096;      // KV-cache capacity in tokens (capped by the model's trained context)
   int threads = 0;     // 0: one per core
-  int batch = 512;     // most prompt tokens per forward pass
+  int batch = 256;     // most prompt tokens per forward pass
   // Decode with activations rounded to int8 (integer dot products): faster, but logits
   // move by ~1e-2, enough to change some greedy continuations. Off: exact f32 activations.
   bool int8_decode = false;
