@@ -27,9 +27,4 @@ void KvCache::store(uint8_t* base, int layer, int pos, const float* src) {
   else kernels::active().f32_to_f16(src, reinterpret_cast<uint16_t*>(dst), row_);
 }
 
-void KvCache::load(const void* row, int64_t offset, int64_t n, float* out) const {
-  if (type_ == DType::F32) std::memcpy(out, static_cast<const float*>(row) + offset, static_cast<size_t>(n) * sizeof(float));
-  else kernels::active().f16_to_f32(static_cast<const uint16_t*>(row) + offset, out, n);
-}
-
 }  // namespace minnow

@@ -1,7 +1,8 @@
 // Keys and values of every layer for up to `capacity` positions, allocated once per
-// session, stored as f32 or f16 (half the memory and bandwidth; attention converts rows
-// back to f32 as it reads them). Pages are left untouched until written, so a large
-// context costs RSS only for the positions actually used.
+// session, stored as f32 or f16 (half the memory and bandwidth; attention's kernels
+// read f16 rows directly). Rows of consecutive positions of a layer are row_size() values
+// apart. Pages are left untouched until written, so a large context costs RSS only for
+// the positions actually used.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -27,8 +28,6 @@ class KvCache {
   // The stored row (row_size() values of type()).
   const void* k(int layer, int pos) const { return at(k_.get(), layer, pos); }
   const void* v(int layer, int pos) const { return at(v_.get(), layer, pos); }
-  // Converts values [offset, offset + n) of a stored row to floats.
-  void load(const void* row, int64_t offset, int64_t n, float* out) const;
 
  private:
   size_t offset(int layer, int pos) const {
