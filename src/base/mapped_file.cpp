@@ -37,4 +37,13 @@ MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
+void MappedFile::drop_pages(const uint8_t* p, size_t n) const {
+  if (!data_ || p < data_ || n > size_ || p - data_ > static_cast<ptrdiff_t>(size_ - n)) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  // A read-only private file mapping: dropping loses nothing (advice only; errors ignored).
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 }  // namespace minnow

@@ -18,6 +18,9 @@ class MappedFile {
   size_t size() const { return size_; }
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Lets the kernel drop the whole pages of [p, p + n) (within the map) from this process's
+  // memory; a later read maps them in again from the file. For data copied elsewhere.
+  void drop_pages(const uint8_t* p, size_t n) const;
 
  private:
   std::string path_;

@@ -58,6 +58,10 @@ class GgufFile {
   const std::map<std::string, GgufValue, std::less<>>& metadata() const { return kv_; }
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   size_t file_size() const { return size_; }
+  // See MappedFile::drop_pages (no-op for parsed in-memory images).
+  void drop_pages(const uint8_t* p, size_t n) const {
+    if (map_) map_->drop_pages(p, n);
+  }
 
   const GgufValue* find(std::string_view key) const;
   const GgufTensor* find_tensor(std::string_view name) const;

@@ -1,8 +1,9 @@
 // The one matmul entry point. Decode rows: each weight row is streamed once for all of
-// them, against activations rounded once per call to int16 blocks (Q4_0/Q4_1/Q8_0, each
-// weight block unpacked once for up to 4 tokens), or through a fused f32 kernel (F16 and
-// the other quantized types), or dequantized row by row. Prompt rows: a panel of rows is
-// dequantized once into an f32 scratch and reused by every token through the GEMM.
+// them: packed Q4_0/Q4_1/Q8_0 rows (8 at a time, each block unpacked once for up to 4
+// tokens) against activations rounded once per call to 15-bit or int8 blocks, other types
+// through a fused f32 kernel (F16, K-quants, Q5) or dequantized row by row. Prompt rows:
+// a panel of rows is dequantized once into an f32 scratch and reused by every token
+// through the GEMM.
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/packed.hpp"
 
 namespace minnow::kernels {
 namespace {
@@ -29,8 +31,6 @@ float* scratch(size_t n) {
   thread_local std::vector<float> buf;
   return grow(buf, n);
 }
-
-bool uses_block_sums(DType t) { return t == DType::Q4_0 || t == DType::Q4_1; }
 
 }  // namespace
 
@@ -71,7 +71,10 @@ void gemm_rows(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens
     const WeightView& w = *outs[o].w;
     int64_t r0 = (task - split.first[o]) * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
     float* panel = scratch(static_cast<size_t>(kPanelRows * k));
-    for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
+    if (w.packed)
+      dequantize_packed(w, r0, rows, panel);
+    else
+      for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
     kt.gemm_f32(panel, rows, x, n_tokens, k, outs[o].y + r0, w.rows);
   });
 }
@@ -96,74 +99,63 @@ void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_toke
 
 namespace {
 
+// Activations rounded once per call for the packed kernels, in per-thread buffers grown
+// once and reused (no allocation in the decode loop).
+template <typename Block>
+const Block* quantized(const float* x, int64_t n_tokens, int64_t k, void (*quantize)(const float*, int64_t, Block*)) {
+  thread_local std::vector<Block> buf;
+  Block* q = grow(buf, static_cast<size_t>(n_tokens * (k / 32)));
+  for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * k, k, q + t * (k / 32));
+  return q;
+}
+
+// Rows r0..r1 (a multiple of 8 apart, or to the end) of a packed matrix: each group is
+// read once for up to kMaxMultiTokens tokens.
+template <typename Block, typename Kernel>
+void packed_rows(const WeightView& w, Kernel kernel, const Block* xq, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
+  const int64_t nb = w.cols / 32;
+  const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(w.type);
+  float out[kMaxMultiTokens * kPackRows];
+  for (int64_t g = r0; g < r1; g += kPackRows) {
+    const uint8_t* group = w.packed + static_cast<size_t>(g / kPackRows) * group_bytes;
+    const int64_t n_rows = std::min(kPackRows, w.rows - g);
+    for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
+      kernel(group, xq + t * nb, nb, nt, out);
+      for (int j = 0; j < nt; ++j)
+        for (int64_t r = 0; r < n_rows; ++r) y[(t + j) * w.rows + g + r] = out[j * kPackRows + r];
+    }
+  }
+}
+
 // Decode: each weight row is streamed once for all n_tokens rows of x.
 void vector_rows_product(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
                          bool int8_activations) {
   const KernelTable& kt = active();
   const int64_t k = outs[0].w->cols;
   const TaskSplit split(outs, kDecodeRowsPerTask);
-
-  // Per-call preparation of x, shared by every row of every output (grown once, reused).
-  const int64_t nb = k / 32;
-  auto q8_kernel = [&](DType t) { return int8_activations ? kt.dot_q8(t) : nullptr; };
-  auto q16_kernel = [&](DType t) { return q8_kernel(t) ? nullptr : kt.dot_q16(t); };
-  bool need_sums = false, need_q8 = false, need_q16 = false;
-  for (const auto& o : outs) {
-    need_q8 |= q8_kernel(o.w->type) != nullptr;
-    need_q16 |= q16_kernel(o.w->type) != nullptr;
-    need_sums |= uses_block_sums(o.w->type) && q16_kernel(o.w->type);
-  }
-  thread_local std::vector<Q8Block> xq_buf;
-  thread_local std::vector<Q16Block> xq16_buf;
-  thread_local std::vector<float> xsum_buf;
-  const Q8Block* xq = nullptr;
-  const Q16Block* xq16 = nullptr;
-  const float* xsum = nullptr;
-  if (need_q8) {
-    Q8Block* q = grow(xq_buf, static_cast<size_t>(n_tokens * nb));
-    for (int64_t t = 0; t < n_tokens; ++t) quantize_q8(x + t * k, k, q + t * nb);
-    xq = q;
-  }
-  if (need_q16) {
-    Q16Block* q = grow(xq16_buf, static_cast<size_t>(n_tokens * nb));
-    for (int64_t t = 0; t < n_tokens; ++t) quantize_q16(x + t * k, k, q + t * nb);
-    xq16 = q;
-  }
-  if (need_sums) {
-    float* s = grow(xsum_buf, static_cast<size_t>(n_tokens * nb));
-    for (int64_t t = 0; t < n_tokens; ++t)
-      for (int64_t b = 0; b < nb; ++b) {
-        float acc = 0;
-        for (int j = 0; j < 32; ++j) acc += x[t * k + b * 32 + j];
-        s[t * nb + b] = acc;
-      }
-    xsum = s;
-  }
+  bool any_packed = false;
+  for (const auto& o : outs) any_packed |= o.w->packed && kt.packed_dot(o.w->type);
+  const Q8Block* xq8 = any_packed && int8_activations ? quantized(x, n_tokens, k, quantize_q8) : nullptr;
+  const Q15Block* xq15 = any_packed && !int8_activations ? quantized(x, n_tokens, k, quantize_q15) : nullptr;
 
   pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
     const size_t o = split.output_of(task);
     const WeightView& w = *outs[o].w;
     float* y = outs[o].y;
     const int64_t r0 = (task - split.first[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
-    DotQ8Fn dot8 = q8_kernel(w.type);
-    DotQ16Fn dot16 = q16_kernel(w.type);
-    DotQ16MultiFn multi16 = dot16 && n_tokens > 1 ? kt.dot_q16_multi(w.type) : nullptr;
+    if (w.packed && kt.packed_dot(w.type)) {
+      if (xq8)
+        packed_rows(w, kt.packed_dot(w.type), xq8, n_tokens, r0, r1, y);
+      else
+        packed_rows(w, kt.packed_dot15(w.type), xq15, n_tokens, r0, r1, y);
+      return;
+    }
     DotRowFn fused = kt.dot_row(w.type);
-    float* tmp = dot8 || dot16 || fused ? nullptr : scratch(static_cast<size_t>(k));
+    float* tmp = fused ? nullptr : scratch(static_cast<size_t>(k));
     for (int64_t r = r0; r < r1; ++r) {
-      const uint8_t* row = w.data + r * w.row_bytes;
-      if (dot8) {
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot8(row, xq + t * nb, k);
-      } else if (multi16) {  // each weight block unpacked once for up to 4 tokens
-        float out[kMaxMultiTokens];
-        for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
-          const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
-          multi16(row, xq16 + t * nb, xsum ? xsum + t * nb : nullptr, k, nt, out);
-          for (int j = 0; j < nt; ++j) y[(t + j) * w.rows + r] = out[j];
-        }
-      } else if (dot16) {
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = dot16(row, xq16 + t * nb, xsum ? xsum + t * nb : nullptr, k);
-      } else if (fused) {
+      if (fused) {
+        const uint8_t* row = w.data + r * w.row_bytes;
         for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = fused(row, x + t * k, k);
       } else {
         dequantize_row(w, r, tmp);

@@ -20,33 +20,34 @@ using GemmF32Fn = void (*)(const float* w, int64_t rows, const float* x, int64_t
                            int64_t ldy);
 using DotF32Fn = float (*)(const float* a, const float* b, int64_t n);
 
-// Activations quantized on the fly for decode: 32 values, one scale, and d * sum(q)
-// (which weight formats with a minimum or an offset need).
+// Activations quantized on the fly for the decode kernels over packed weight rows
+// (kernels/packed.hpp), 32 values per block, with d * sum(q) for the formats that have a
+// minimum or an offset.
+// int8 (--int8-decode): q = round(x / d), |q| <= 127. Fastest; logits move by ~0.05.
 struct Q8Block {
   float d, s;
   int8_t q[32];
 };
-// Dot product of one weight row (k elements) with k/32 quantized activation blocks.
-using DotQ8Fn = float (*)(const void* row, const Q8Block* x, int64_t k);
-
-// Activations rounded to int16 for the default decode path: relative error <= 1/65534 of
-// the block maximum (far below what moves a logit), while integer multiply-adds need a
-// third of the instructions of float conversion.
-struct Q16Block {
-  float d;
-  int16_t q[32];
+void quantize_q8(const float* x, int64_t k, Q8Block* out);
+// The default: |q| <= 16256 (15 bits: logits move by ~1e-4, like int16), split as
+// q = 128 * hi + lo with lo in 0..127, so two byte multiplies give the exact products (hi
+// and lo fit the signed operand of vpmaddubsw/vpdpbusd, even with a weight's sign moved
+// onto them).
+struct Q15Block {
+  float d, s;
+  int8_t hi[32], lo[32];
 };
-// xsum[i] = sum of the float activations of block i (for formats with a minimum/offset).
-using DotQ16Fn = float (*)(const void* row, const Q16Block* x, const float* xsum, int64_t k);
-void quantize_q16(const float* x, int64_t k, Q16Block* out);
-// The same for n_tokens (1..4) activation rows at once (x and xsum: n_tokens rows of k/32
-// blocks, consecutive): each weight block is unpacked once for all of them, and out[t] is
-// bit-identical to the one-token kernel on row t (batched decode must not change numbers).
-using DotQ16MultiFn = void (*)(const void* row, const Q16Block* x, const float* xsum, int64_t k, int n_tokens, float* out);
+void quantize_q15(const float* x, int64_t k, Q15Block* out);
+
+// One group of 8 packed rows (nb blocks) against n_tokens (1..kMaxMultiTokens) rows of nb
+// activation blocks: out[t * 8 + r] = row r . token t. Per row: exact integer block sums,
+// then acc = fma(d_r * x.d, sum, acc) block by block (and minimums in a second
+// accumulator: fma(m_r, x.s, .), m = -8 d for Q4_0), in that order on every path, so SIMD
+// and scalar agree bit for bit and n_tokens changes nothing.
+using PackedDotFn = void (*)(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);
+using PackedDot15Fn = void (*)(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
 constexpr int kMaxMultiTokens = 4;
 constexpr int kMaxAttnQueries = 4;
-// x (k floats, k a multiple of 32) -> k/32 blocks; round to nearest, scale = max|x| / 127.
-void quantize_q8(const float* x, int64_t k, Q8Block* out);
 
 struct KernelTable {
   const char* name;
@@ -54,10 +55,6 @@ struct KernelTable {
   GemmF32Fn gemm_f32;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
   DotRowFn f16;
-  DotQ8Fn dot_q8(DType t) const;  // integer kernel for t against Q8 activations, or nullptr
-  DotQ8Fn q4_0_q8, q4_1_q8, q8_0_q8;
-  DotQ16Fn dot_q16(DType t) const;  // integer kernel against Q16 activations, or nullptr
-  DotQ16Fn q4_0_q16, q4_1_q16, q8_0_q16;
   DotRowFn q5_0_row, q5_1_row, q4_k_row, q5_k_row, q6_k_row;  // fused f32 kernels (dot_row)
   // Half-precision conversions (the f16 KV cache); f32 -> f16 rounds to nearest even.
   void (*f16_to_f32)(const uint16_t* src, float* dst, int64_t n);
@@ -75,13 +72,20 @@ struct KernelTable {
   // out[g * hd + i] += sum over p (in order) of w[g * w_stride + p] * V_p[i]
   void (*attn_values_f16)(const float* w, int nq, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n,
                           int64_t hd, float* out);
-  DotQ16MultiFn dot_q16_multi(DType t) const;  // several tokens at once, or nullptr
-  DotQ16MultiFn q4_0_q16_multi, q4_1_q16_multi, q8_0_q16_multi;
+  // Kernels for packed rows of t (kernels/packed.hpp) against int8 or 15-bit activations.
+  PackedDotFn packed_dot(DType t) const;  // or nullptr
+  PackedDot15Fn packed_dot15(DType t) const;
+  PackedDotFn packed_q4_0, packed_q4_1, packed_q8_0;
+  PackedDot15Fn packed15_q4_0, packed15_q4_1, packed15_q8_0;
 };
 
 const KernelTable& ref_kernels();
 const KernelTable* x86_kernels();  // nullptr when not compiled in
-// The table in use: x86 when the CPU has AVX2+FMA+F16C, unless MINNOW_FORCE_SCALAR=1.
+const KernelTable* x86_vnni_kernels();  // the same with AVX-VNNI packed kernels, or nullptr
+bool cpu_has_x86_kernels();  // AVX2 + FMA + F16C
+bool cpu_has_avx_vnni();
+// The table in use: x86 when the CPU has AVX2+FMA+F16C (with VNNI when it has AVX-VNNI,
+// unless MINNOW_NO_VNNI=1), unless MINNOW_FORCE_SCALAR=1.
 const KernelTable& active();
 
 // A weight matrix as stored: `rows` rows of `cols` elements of `type`, rows contiguous.
@@ -90,12 +94,13 @@ struct WeightView {
   const uint8_t* data;
   int64_t rows, cols;
   size_t row_bytes;
+  const uint8_t* packed = nullptr;  // the same rows repacked (kernels/packed.hpp), or null
 };
 
 // y[t * w.rows + r] = sum_k W[r, k] * x[t * w.cols + k]: the one matmul entry point.
-// The first `vector_rows` rows of x (decode tokens) go through the per-row kernels, which
-// round x to int16 blocks for Q4_0/Q4_1/Q8_0 weights (int8_activations: int8 instead:
-// faster, but logits move by ~1e-2); the rest (prompt tokens) through dequantize + GEMM.
+// The first `vector_rows` rows of x (decode tokens) go through the per-row kernels: for
+// packed Q4_0/Q4_1/Q8_0 weights against x rounded to Q15Block (int8_activations: Q8Block,
+// faster but coarser); the rest (prompt tokens) through dequantize + GEMM.
 // Each output depends only on its own row of x and its path, never on n_tokens, so a
 // sequence gives the same numbers alone or batched with others. vector_rows < 0: all rows
 // when there are fewer than kPrefillMinTokens, else none.

@@ -6,6 +6,7 @@
 #include "formats/gguf.hpp"
 #include "models/bind_layers.hpp"
 #include "models/loaders.hpp"
+#include "models/pack_weights.hpp"
 
 namespace minnow {
 namespace {
@@ -138,6 +139,7 @@ std::unique_ptr<LoadedModel> load_gguf_model(const std::string& path) {
       fail("tokenizer has " + std::to_string(m->tokenizer->vocab_size()) + " tokens but the embedding has " +
            std::to_string(m->config.vocab_size) + " rows");
     m->chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(spec->default_chat_template));
+    pack_weights(*m, [&f](const uint8_t* p, size_t n) { f.drop_pages(p, n); });
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

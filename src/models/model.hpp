@@ -23,6 +23,7 @@ struct LayerWeights {
 struct LoadedModel {
   ModelConfig config;
   std::shared_ptr<const void> storage;  // keeps the mapped file(s) the views point into
+  std::unique_ptr<uint8_t[]> packed;    // the views' repacked copies (models/pack_weights.hpp)
   std::vector<TensorRef> tensors;       // every tensor of the file(s), for inspection
   kernels::WeightView token_embd;
   kernels::WeightView output;           // == token_embd when tied

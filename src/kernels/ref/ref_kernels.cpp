@@ -32,104 +32,7 @@ float ld_half(const uint8_t* p) {
   return fp16_to_fp32(h);
 }
 
-// Integer dot products against Q8 activations, block by block.
-float dot_q4_0_q8_ref(const void* row, const Q8Block* x, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float sum = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 18) {
-    int32_t acc = 0;
-    for (int j = 0; j < 16; ++j)
-      acc += ((b[2 + j] & 0xf) - 8) * x[i].q[j] + ((b[2 + j] >> 4) - 8) * x[i].q[j + 16];
-    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
-  }
-  return sum;
-}
-
-float dot_q4_1_q8_ref(const void* row, const Q8Block* x, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float sum = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 20) {
-    int32_t acc = 0;
-    for (int j = 0; j < 16; ++j) acc += (b[4 + j] & 0xf) * x[i].q[j] + (b[4 + j] >> 4) * x[i].q[j + 16];
-    sum += ld_half(b) * x[i].d * static_cast<float>(acc) + ld_half(b + 2) * x[i].s;
-  }
-  return sum;
-}
-
-float dot_q8_0_q8_ref(const void* row, const Q8Block* x, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float sum = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 34) {
-    int32_t acc = 0;
-    for (int j = 0; j < 32; ++j) acc += static_cast<int8_t>(b[2 + j]) * x[i].q[j];
-    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
-  }
-  return sum;
-}
-
-float dot_q4_0_q16_ref(const void* row, const Q16Block* x, const float*, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float sum = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 18) {
-    int64_t acc = 0;
-    for (int j = 0; j < 16; ++j)
-      acc += ((b[2 + j] & 0xf) - 8) * x[i].q[j] + ((b[2 + j] >> 4) - 8) * x[i].q[j + 16];
-    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
-  }
-  return sum;
-}
-
-float dot_q4_1_q16_ref(const void* row, const Q16Block* x, const float* xsum, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float sum = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 20) {
-    int64_t acc = 0;
-    for (int j = 0; j < 16; ++j) acc += (b[4 + j] & 0xf) * x[i].q[j] + (b[4 + j] >> 4) * x[i].q[j + 16];
-    sum += ld_half(b) * x[i].d * static_cast<float>(acc) + ld_half(b + 2) * xsum[i];
-  }
-  return sum;
-}
-
-float dot_q8_0_q16_ref(const void* row, const Q16Block* x, const float*, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float sum = 0;
-  for (int64_t i = 0; i < k / 32; ++i, b += 34) {
-    int64_t acc = 0;
-    for (int j = 0; j < 32; ++j) acc += static_cast<int8_t>(b[2 + j]) * x[i].q[j];
-    sum += ld_half(b) * x[i].d * static_cast<float>(acc);
-  }
-  return sum;
-}
-
 }  // namespace
-
-void quantize_q16(const float* x, int64_t k, Q16Block* out) {
-  for (int64_t i = 0; i < k / 32; ++i, x += 32) {
-    float amax = 0;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float d = amax / 32767.0f, inv = d > 0 ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 32; ++j) out[i].q[j] = static_cast<int16_t>(std::nearbyint(x[j] * inv));
-    out[i].d = d;
-  }
-}
-
-DotQ16MultiFn KernelTable::dot_q16_multi(DType t) const {
-  switch (t) {
-    case DType::Q4_0: return q4_0_q16_multi;
-    case DType::Q4_1: return q4_1_q16_multi;
-    case DType::Q8_0: return q8_0_q16_multi;
-    default: return nullptr;
-  }
-}
-
-DotQ16Fn KernelTable::dot_q16(DType t) const {
-  switch (t) {
-    case DType::Q4_0: return q4_0_q16;
-    case DType::Q4_1: return q4_1_q16;
-    case DType::Q8_0: return q8_0_q16;
-    default: return nullptr;
-  }
-}
 
 void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   for (int64_t i = 0; i < k / 32; ++i, x += 32) {
@@ -146,7 +49,53 @@ void quantize_q8(const float* x, int64_t k, Q8Block* out) {
   }
 }
 
+void quantize_q15(const float* x, int64_t k, Q15Block* out) {
+  for (int64_t i = 0; i < k / 32; ++i, x += 32) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 16256.0f, inv = d > 0 ? 1.0f / d : 0.0f;
+    int32_t sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int q = std::clamp(static_cast<int>(std::nearbyint(x[j] * inv)), -16256, 16256);
+      out[i].hi[j] = static_cast<int8_t>(q >> 7);  // arithmetic shift: floor(q / 128)
+      out[i].lo[j] = static_cast<int8_t>(q & 127);
+      sum += q;
+    }
+    out[i].d = d;
+    out[i].s = d * static_cast<float>(sum);
+  }
+}
+
 namespace {
+// Packed rows: the contract of PackedDotFn, one lane (row) at a time.
+int activation(const Q8Block& x, int j) { return x.q[j]; }
+int activation(const Q15Block& x, int j) { return 128 * x.hi[j] + x.lo[j]; }
+
+template <DType T, typename Block>
+void packed_ref(const uint8_t* group, const Block* x, int64_t nb, int n_tokens, float* out) {
+  const size_t head = T == DType::Q4_1 ? 32 : 16, bytes = head + (T == DType::Q8_0 ? 256 : 128);
+  for (int t = 0; t < n_tokens; ++t)
+    for (int r = 0; r < 8; ++r) {
+      float acc = 0, accm = 0;
+      const uint8_t* g = group;
+      for (int64_t b = 0; b < nb; ++b, g += bytes) {
+        const Block& xb = x[t * nb + b];
+        const uint8_t* q = g + head + 4 * r;  // lane r of each 32-byte chunk
+        int32_t sum = 0;
+        for (int j = 0; j < 32; ++j) {
+          const int w = T == DType::Q8_0 ? static_cast<int8_t>(q[32 * (j / 4) + j % 4])
+                        : j < 16         ? q[32 * (j / 4) + j % 4] & 0xf
+                                         : q[32 * ((j - 16) / 4) + j % 4] >> 4;
+          sum += w * activation(xb, j);
+        }
+        const float d = ld_half(g + 2 * r);
+        acc = std::fma(d * xb.d, static_cast<float>(sum), acc);
+        if (T != DType::Q8_0) accm = std::fma(T == DType::Q4_1 ? ld_half(g + 16 + 2 * r) : d * -8.0f, xb.s, accm);
+      }
+      out[t * 8 + r] = T == DType::Q8_0 ? acc : acc + accm;
+    }
+}
+
 void f16_to_f32_ref(const uint16_t* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
 }
@@ -182,11 +131,20 @@ void attn_values_f16_ref(const float* w, int nq, int64_t w_stride, const uint16_
 }
 }  // namespace
 
-DotQ8Fn KernelTable::dot_q8(DType t) const {
+PackedDotFn KernelTable::packed_dot(DType t) const {
   switch (t) {
-    case DType::Q4_0: return q4_0_q8;
-    case DType::Q4_1: return q4_1_q8;
-    case DType::Q8_0: return q8_0_q8;
+    case DType::Q4_0: return packed_q4_0;
+    case DType::Q4_1: return packed_q4_1;
+    case DType::Q8_0: return packed_q8_0;
+    default: return nullptr;
+  }
+}
+
+PackedDot15Fn KernelTable::packed_dot15(DType t) const {
+  switch (t) {
+    case DType::Q4_0: return packed15_q4_0;
+    case DType::Q4_1: return packed15_q4_1;
+    case DType::Q8_0: return packed15_q8_0;
     default: return nullptr;
   }
 }
@@ -204,14 +162,28 @@ DotRowFn KernelTable::dot_row(DType t) const {
 }
 
 const KernelTable& ref_kernels() {
-  static const KernelTable t{"scalar", dot_f32_ref, gemm_f32_ref, nullptr,
-                             dot_q4_0_q8_ref, dot_q4_1_q8_ref, dot_q8_0_q8_ref,
-                             dot_q4_0_q16_ref, dot_q4_1_q16_ref, dot_q8_0_q16_ref,
-                             // the reference for fused rows is dequantize + dot_f32 (matmul's fallback)
-                             nullptr, nullptr, nullptr, nullptr, nullptr, f16_to_f32_ref, f32_to_f16_ref,
-                             exp_sum_ref, axpy_f16_ref, attn_scores_f16_ref, attn_values_f16_ref,
-                             // the reference for several tokens is one token at a time
-                             nullptr, nullptr, nullptr};
+  // The reference for fused rows is dequantize + dot_f32 (matmul's fallback).
+  static const KernelTable t{.name = "scalar",
+                             .dot_f32 = dot_f32_ref,
+                             .gemm_f32 = gemm_f32_ref,
+                             .f16 = nullptr,
+                             .q5_0_row = nullptr,
+                             .q5_1_row = nullptr,
+                             .q4_k_row = nullptr,
+                             .q5_k_row = nullptr,
+                             .q6_k_row = nullptr,
+                             .f16_to_f32 = f16_to_f32_ref,
+                             .f32_to_f16 = f32_to_f16_ref,
+                             .exp_sum = exp_sum_ref,
+                             .axpy_f16 = axpy_f16_ref,
+                             .attn_scores_f16 = attn_scores_f16_ref,
+                             .attn_values_f16 = attn_values_f16_ref,
+                             .packed_q4_0 = packed_ref<DType::Q4_0, Q8Block>,
+                             .packed_q4_1 = packed_ref<DType::Q4_1, Q8Block>,
+                             .packed_q8_0 = packed_ref<DType::Q8_0, Q8Block>,
+                             .packed15_q4_0 = packed_ref<DType::Q4_0, Q15Block>,
+                             .packed15_q4_1 = packed_ref<DType::Q4_1, Q15Block>,
+                             .packed15_q8_0 = packed_ref<DType::Q8_0, Q15Block>};
   return t;
 }
 

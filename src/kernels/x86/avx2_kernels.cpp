@@ -7,6 +7,7 @@
 
 #include "kernels/ops.hpp"
 #include "kernels/x86/fused_rows.hpp"
+#include "kernels/x86/packed_dot.hpp"
 #include "kernels/x86/softmax.hpp"
 
 namespace minnow::kernels {
@@ -17,12 +18,6 @@ inline float hsum(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-inline float load_half(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
 }
 
 float dot_f32_avx2(const float* a, const float* b, int64_t n) {
@@ -105,195 +100,6 @@ float dot_f16_avx2(const void* row, const float* x, int64_t k) {
   float s = hsum(acc);
   for (; i < k; ++i) s += _cvtsh_ss(h[i]) * x[i];
   return s;
-}
-
-// Sum of 8 int32 lanes of maddubs(u, s) pairs, as floats: u unsigned bytes, s signed.
-inline __m256 mul_sum_us8(__m256i u, __m256i s) {
-  __m256i p16 = _mm256_maddubs_epi16(u, s);  // |pair sum| <= 2 * 255 * 128: no saturation for our ranges
-  return _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
-}
-
-// 16 bytes of nibbles -> 32 bytes: low nibbles (elements 0..15), then high (16..31).
-inline __m256i unpack_nibbles(const uint8_t* qs) {
-  __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  __m128i mask = _mm_set1_epi8(0x0f);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), mask), _mm_and_si128(raw, mask));
-}
-
-inline __m256i load_q8(const Q8Block& x) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q)); }
-
-// Runs block(i, acc) over nb blocks, two at a time into separate accumulators: one
-// accumulator (or an indexed pair, which compilers keep in memory) serializes on FMA latency.
-template <typename Block>
-inline float two_accumulators(int64_t nb, Block block) {
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2) {
-    acc0 = block(i, acc0);
-    acc1 = block(i + 1, acc1);
-  }
-  if (i < nb) acc0 = block(i, acc0);
-  return hsum(_mm256_add_ps(acc0, acc1));
-}
-
-float dot_q4_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  const __m256i eight = _mm256_set1_epi8(8);
-  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
-    // (q - 8) * a as one maddubs on |q - 8| with the sign moved onto a.
-    const uint8_t* blk = b + i * 18;
-    __m256i w = _mm256_sub_epi8(unpack_nibbles(blk + 2), eight);
-    __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(load_q8(x[i]), w));
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
-  });
-}
-
-float dot_q4_1_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float mins = 0;
-  for (int64_t i = 0; i < k / 32; ++i) mins += load_half(b + i * 20 + 2) * x[i].s;  // m * sum a
-  return mins + two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
-    const uint8_t* blk = b + i * 20;
-    __m256 p = mul_sum_us8(unpack_nibbles(blk + 4), load_q8(x[i]));
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
-  });
-}
-
-float dot_q8_0_q8_avx2(const void* row, const Q8Block* x, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
-    const uint8_t* blk = b + i * 34;
-    __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    __m256 p = mul_sum_us8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(load_q8(x[i]), w));
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
-  });
-}
-
-// 32 int16 weights (as two halves of 16) times 32 int16 activations, summed into 8 int32
-// lanes with vpmaddwd (|w| <= 255, |x| <= 32767: pair sums fit easily), as floats.
-inline __m256 madd16(__m256i w_lo, __m256i w_hi, const Q16Block& x) {
-  __m256i a = _mm256_madd_epi16(w_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q)));
-  __m256i b = _mm256_madd_epi16(w_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 16)));
-  return _mm256_cvtepi32_ps(_mm256_add_epi32(a, b));
-}
-
-// 16 bytes of nibbles -> int16 lanes: low nibbles (elements 0..15), high (16..31).
-inline void nibbles_to_i16(const uint8_t* qs, __m256i* lo, __m256i* hi) {
-  __m256i v = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
-  *lo = _mm256_and_si256(v, _mm256_set1_epi16(0xf));
-  *hi = _mm256_srli_epi16(v, 4);
-}
-
-float dot_q4_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  const __m256i eight = _mm256_set1_epi16(8);
-  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
-    const uint8_t* blk = b + i * 18;
-    __m256i lo, hi;
-    nibbles_to_i16(blk + 2, &lo, &hi);
-    __m256 p = madd16(_mm256_sub_epi16(lo, eight), _mm256_sub_epi16(hi, eight), x[i]);
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), p, acc);
-  });
-}
-
-float dot_q4_1_q16_avx2(const void* row, const Q16Block* x, const float* xsum, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  float mins = 0;
-  for (int64_t i = 0; i < k / 32; ++i) mins += load_half(b + i * 20 + 2) * xsum[i];  // m * sum x
-  return mins + two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
-    const uint8_t* blk = b + i * 20;
-    __m256i lo, hi;
-    nibbles_to_i16(blk + 4, &lo, &hi);
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), madd16(lo, hi, x[i]), acc);
-  });
-}
-
-float dot_q8_0_q16_avx2(const void* row, const Q16Block* x, const float*, int64_t k) {
-  auto* b = static_cast<const uint8_t*>(row);
-  return two_accumulators(k / 32, [&](int64_t i, __m256 acc) {
-    const uint8_t* blk = b + i * 34;
-    __m256i lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
-    __m256i hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
-    return _mm256_fmadd_ps(_mm256_set1_ps(load_half(blk) * x[i].d), madd16(lo, hi, x[i]), acc);
-  });
-}
-
-// Up to kMaxMultiTokens tokens against one weight row. unpack(i, &lo, &hi) returns block
-// i's weights as int16 halves and its scale; per token, the accumulators, the order of
-// the blocks and every rounding are those of two_accumulators in the one-token kernels.
-template <int NT, typename Unpack>
-inline void multi_tokens(int64_t nb, const Q16Block* x, Unpack unpack, float* out) {
-  __m256 acc0[NT], acc1[NT];
-  for (int t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
-  auto block = [&](int64_t i, __m256* acc) {
-    __m256i lo, hi;
-    const float d = unpack(i, &lo, &hi);
-    for (int t = 0; t < NT; ++t) {
-      const Q16Block& xb = x[t * nb + i];
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * xb.d), madd16(lo, hi, xb), acc[t]);
-    }
-  };
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2) {
-    block(i, acc0);
-    block(i + 1, acc1);
-  }
-  if (i < nb) block(i, acc0);
-  for (int t = 0; t < NT; ++t) out[t] = hsum(_mm256_add_ps(acc0[t], acc1[t]));
-}
-
-template <typename Unpack>
-inline void multi_dispatch(int n_tokens, int64_t nb, const Q16Block* x, Unpack unpack, float* out) {
-  switch (n_tokens) {
-    case 1: return multi_tokens<1>(nb, x, unpack, out);
-    case 2: return multi_tokens<2>(nb, x, unpack, out);
-    case 3: return multi_tokens<3>(nb, x, unpack, out);
-    default: return multi_tokens<4>(nb, x, unpack, out);
-  }
-}
-
-void dot_q4_0_q16_multi_avx2(const void* row, const Q16Block* x, const float*, int64_t k, int n_tokens, float* out) {
-  auto* b = static_cast<const uint8_t*>(row);
-  const __m256i eight = _mm256_set1_epi16(8);
-  multi_dispatch(n_tokens, k / 32, x, [&](int64_t i, __m256i* lo, __m256i* hi) {
-    const uint8_t* blk = b + i * 18;
-    nibbles_to_i16(blk + 2, lo, hi);
-    *lo = _mm256_sub_epi16(*lo, eight);
-    *hi = _mm256_sub_epi16(*hi, eight);
-    return load_half(blk);
-  }, out);
-}
-
-void dot_q4_1_q16_multi_avx2(const void* row, const Q16Block* x, const float* xsum, int64_t k, int n_tokens, float* out) {
-  auto* b = static_cast<const uint8_t*>(row);
-  const int64_t nb = k / 32;
-  multi_dispatch(n_tokens, nb, x, [&](int64_t i, __m256i* lo, __m256i* hi) {
-    const uint8_t* blk = b + i * 20;
-    nibbles_to_i16(blk + 4, lo, hi);
-    return load_half(blk);
-  }, out);
-  // m * sum(x) per token, summed block by block as the one-token kernel does; the block
-  // minimums are converted once (a chunk at a time) for all tokens.
-  float mins[kMaxMultiTokens] = {0, 0, 0, 0};
-  constexpr int64_t kChunk = 64;
-  float m[kChunk];
-  for (int64_t i0 = 0; i0 < nb; i0 += kChunk) {
-    const int64_t n = std::min(kChunk, nb - i0);
-    for (int64_t i = 0; i < n; ++i) m[i] = load_half(b + (i0 + i) * 20 + 2);
-    for (int t = 0; t < n_tokens; ++t)
-      for (int64_t i = 0; i < n; ++i) mins[t] += m[i] * xsum[t * nb + i0 + i];
-  }
-  for (int t = 0; t < n_tokens; ++t) out[t] = mins[t] + out[t];
-}
-
-void dot_q8_0_q16_multi_avx2(const void* row, const Q16Block* x, const float*, int64_t k, int n_tokens, float* out) {
-  auto* b = static_cast<const uint8_t*>(row);
-  multi_dispatch(n_tokens, k / 32, x, [&](int64_t i, __m256i* lo, __m256i* hi) {
-    const uint8_t* blk = b + i * 34;
-    *lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
-    *hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
-    return load_half(blk);
-  }, out);
 }
 
 void axpy_f16_avx2(float a, const uint16_t* x, float* y, int64_t n) {
@@ -394,12 +200,42 @@ void f32_to_f16_avx2(const float* src, uint16_t* dst, int64_t n) {
 }  // namespace
 
 const KernelTable* x86_kernels() {
-  static const KernelTable t{"avx2", dot_f32_avx2, gemm_f32_avx2, dot_f16_avx2, dot_q4_0_q8_avx2, dot_q4_1_q8_avx2, dot_q8_0_q8_avx2,
-                             dot_q4_0_q16_avx2, dot_q4_1_q16_avx2, dot_q8_0_q16_avx2,
-                             dot_q5_0_row_avx2, dot_q5_1_row_avx2, dot_q4_k_row_avx2, dot_q5_k_row_avx2, dot_q6_k_row_avx2,
-                             f16_to_f32_avx2, f32_to_f16_avx2, exp_sum_avx2, axpy_f16_avx2,
-                             attn_scores_f16_avx2, attn_values_f16_avx2,
-                             dot_q4_0_q16_multi_avx2, dot_q4_1_q16_multi_avx2, dot_q8_0_q16_multi_avx2};
+  static const KernelTable t{.name = "avx2",
+                             .dot_f32 = dot_f32_avx2,
+                             .gemm_f32 = gemm_f32_avx2,
+                             .f16 = dot_f16_avx2,
+                             .q5_0_row = dot_q5_0_row_avx2,
+                             .q5_1_row = dot_q5_1_row_avx2,
+                             .q4_k_row = dot_q4_k_row_avx2,
+                             .q5_k_row = dot_q5_k_row_avx2,
+                             .q6_k_row = dot_q6_k_row_avx2,
+                             .f16_to_f32 = f16_to_f32_avx2,
+                             .f32_to_f16 = f32_to_f16_avx2,
+                             .exp_sum = exp_sum_avx2,
+                             .axpy_f16 = axpy_f16_avx2,
+                             .attn_scores_f16 = attn_scores_f16_avx2,
+                             .attn_values_f16 = attn_values_f16_avx2,
+                             .packed_q4_0 = packed_q4_0_avx2,
+                             .packed_q4_1 = packed_q4_1_avx2,
+                             .packed_q8_0 = packed_q8_0_avx2,
+                             .packed15_q4_0 = packed15_q4_0_avx2,
+                             .packed15_q4_1 = packed15_q4_1_avx2,
+                             .packed15_q8_0 = packed15_q8_0_avx2};
+  return &t;
+}
+
+const KernelTable* x86_vnni_kernels() {
+  static const KernelTable t = [] {
+    KernelTable v = *x86_kernels();
+    v.name = "avx2+vnni";
+    v.packed_q4_0 = packed_q4_0_vnni;
+    v.packed_q4_1 = packed_q4_1_vnni;
+    v.packed_q8_0 = packed_q8_0_vnni;
+    v.packed15_q4_0 = packed15_q4_0_vnni;
+    v.packed15_q4_1 = packed15_q4_1_vnni;
+    v.packed15_q8_0 = packed15_q8_0_vnni;
+    return v;
+  }();
   return &t;
 }
 

@@ -1,0 +1,29 @@
+// Packed-row decode kernels for AVX2: vpmaddubsw multiplies unsigned by signed bytes into
+// int16 pair sums, vpmaddwd widens them to int32.
+#include "kernels/x86/packed_dot.hpp"
+
+namespace minnow::kernels {
+namespace {
+
+struct Maddubs {
+  static __m256i widen(__m256i pairs) { return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)); }
+  // Nibbles times int8: every pair sum is at most 2 * 15 * 127, so the 8 chunks add up in
+  // int16 (8 * 3810 < 32768) and are widened once.
+  static __m256i nibble_dot(const __m256i w[8], const int8_t* q) {
+    __m256i s = _mm256_maddubs_epi16(w[0], broadcast4(q, 0));
+    for (int j = 1; j < 8; ++j) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(w[j], broadcast4(q, j)));
+    return widen(s);
+  }
+  // |w| <= 128 times |x| <= 127: pair sums fit int16 (32512), sums of two would not.
+  static __m256i signed_dot(const __m256i aw[8], const __m256i sx[8]) {
+    __m256i s = widen(_mm256_maddubs_epi16(aw[0], sx[0]));
+    for (int j = 1; j < 8; ++j) s = _mm256_add_epi32(s, widen(_mm256_maddubs_epi16(aw[j], sx[j])));
+    return s;
+  }
+};
+
+}  // namespace
+
+MINNOW_DEFINE_PACKED_KERNELS(avx2, Maddubs)
+
+}  // namespace minnow::kernels

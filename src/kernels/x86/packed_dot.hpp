@@ -1,0 +1,160 @@
+// Decode kernels over packed rows (kernels/packed.hpp), written once for two integer dot
+// instructions: packed_avx2.cpp instantiates them with vpmaddubsw, packed_vnni.cpp with
+// AVX-VNNI's vpdpbusd. Everything here has internal linkage, so each file gets its own
+// copy compiled for its own instruction set.
+#pragma once
+#include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/ops.hpp"
+
+namespace minnow::kernels {
+
+#define MINNOW_PACKED_KERNELS(isa)                                                                          \
+  void packed_q4_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q4_1_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q8_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed15_q4_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q4_1_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q8_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
+MINNOW_PACKED_KERNELS(avx2)
+MINNOW_PACKED_KERNELS(vnni)
+#undef MINNOW_PACKED_KERNELS
+
+namespace {
+
+// Activation bytes 4j..4j+3, in every lane.
+inline __m256i broadcast4(const int8_t* q, int j) {
+  int32_t v;
+  std::memcpy(&v, q + 4 * j, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// IntDot (one per instruction set) gives, in lane r, row r's 32-element integer sum:
+//   nibble_dot(w, q):    w[j] unsigned (0..15), against activation bytes 4j..4j+3
+//   signed_dot(aw, sx):  aw[j] unsigned (|w|), sx[j] signed (x with w's sign), per lane
+template <typename IntDot>
+inline __m256i signed_weights_dot(const __m256i w[8], const __m256i aw[8], const int8_t* q) {
+  __m256i sx[8];
+  for (int j = 0; j < 8; ++j) sx[j] = _mm256_sign_epi8(broadcast4(q, j), w[j]);
+  return IntDot::signed_dot(aw, sx);
+}
+
+// How an activation block meets the weights: int8 in one pass; 15-bit as
+// 128 * (w . hi) + (w . lo), exact in int32.
+struct Int8Activations {
+  using Block = Q8Block;
+  template <typename IntDot>
+  static __m256i nibbles(const __m256i w[8], const Block& x) {
+    return IntDot::nibble_dot(w, x.q);
+  }
+  template <typename IntDot>
+  static __m256i bytes(const __m256i w[8], const __m256i aw[8], const Block& x) {
+    return signed_weights_dot<IntDot>(w, aw, x.q);
+  }
+};
+
+struct Split15Activations {
+  using Block = Q15Block;
+  template <typename IntDot>
+  static __m256i nibbles(const __m256i w[8], const Block& x) {
+    return _mm256_add_epi32(_mm256_slli_epi32(IntDot::nibble_dot(w, x.hi), 7), IntDot::nibble_dot(w, x.lo));
+  }
+  template <typename IntDot>
+  static __m256i bytes(const __m256i w[8], const __m256i aw[8], const Block& x) {
+    return _mm256_add_epi32(_mm256_slli_epi32(signed_weights_dot<IntDot>(w, aw, x.hi), 7),
+                            signed_weights_dot<IntDot>(w, aw, x.lo));
+  }
+};
+
+template <typename IntDot, typename Act, bool kMin, int NT>
+inline void q4_group(const uint8_t* g, const typename Act::Block* x, int64_t nb, float* out) {
+  constexpr size_t kHead = kMin ? 32 : 16, kBytes = kHead + 128;
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[NT], accm[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+    const __m256 m = kMin ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16)))
+                          : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+    __m256i w[8];
+    for (int i = 0; i < 4; ++i) {
+      const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kHead + 32 * i));
+      w[i] = _mm256_and_si256(p, low4);
+      w[i + 4] = _mm256_and_si256(_mm256_srli_epi16(p, 4), low4);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const auto& xb = x[t * nb + b];
+      const __m256i sum = Act::template nibbles<IntDot>(w, xb);
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xb.d)), _mm256_cvtepi32_ps(sum), acc[t]);
+      accm[t] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb.s), accm[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + 8 * t, _mm256_add_ps(acc[t], accm[t]));
+}
+
+template <typename IntDot, typename Act, int NT>
+inline void q8_group(const uint8_t* g, const typename Act::Block* x, int64_t nb, float* out) {
+  constexpr size_t kBytes = 16 + 256;
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+    __m256i w[8], aw[8];  // w * x as |w| * (x with w's sign): unsigned times signed
+    for (int j = 0; j < 8; ++j) {
+      w[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 16 + 32 * j));
+      aw[j] = _mm256_abs_epi8(w[j]);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const auto& xb = x[t * nb + b];
+      const __m256i sum = Act::template bytes<IntDot>(w, aw, xb);
+      acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xb.d)), _mm256_cvtepi32_ps(sum), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(out + 8 * t, acc[t]);
+}
+
+template <int NT, typename Fn>
+inline void for_tokens(int n_tokens, Fn fn) {
+  if constexpr (NT > 1) {
+    if (n_tokens < NT) return for_tokens<NT - 1>(n_tokens, fn);
+  }
+  fn(std::integral_constant<int, NT>{});
+}
+
+template <typename IntDot, typename Act, DType T>
+void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb, int n_tokens, float* out) {
+  for_tokens<kMaxMultiTokens>(n_tokens, [&](auto nt) {
+    if constexpr (T == DType::Q8_0)
+      q8_group<IntDot, Act, nt.value>(group, x, nb, out);
+    else
+      q4_group<IntDot, Act, T == DType::Q4_1, nt.value>(group, x, nb, out);
+  });
+}
+
+}  // namespace
+
+// The exported entry points of one instruction set, over its IntDot.
+#define MINNOW_DEFINE_PACKED_KERNELS(isa, IntDot)                                                          \
+  void packed_q4_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q4_0>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q4_1_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q4_1>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q8_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q8_0>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed15_q4_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q4_0>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q4_1_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q4_1>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q8_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q8_0>(g, x, nb, n, out);                               \
+  }
+
+}  // namespace minnow::kernels
