@@ -8,6 +8,7 @@
 
 #include "base/thread_pool.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/packed.hpp"
 #include "tensor/fp16.hpp"
 
 using namespace minnow;
@@ -16,7 +17,7 @@ using namespace minnow::kernels;
 namespace {
 
 struct Matrix {
-  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> bytes, packed;
   WeightView view;
 };
 
@@ -29,6 +30,11 @@ Matrix make_matrix(DType t, int64_t rows, int64_t cols) {
   std::mt19937 rng(1);
   for (auto& b : m.bytes) b = static_cast<uint8_t>(rng() & 0x3f);  // keeps f16 fields small and finite
   m.view = {t, m.bytes.data(), rows, cols, row_bytes};
+  if (packable(t)) {  // as the loader leaves them
+    m.packed.resize(packed_bytes(t, rows, cols));
+    pack_rows(m.view, m.packed.data());
+    m.view.packed = m.packed.data();
+  }
   return m;
 }
 
@@ -58,6 +64,46 @@ MATMUL_BENCH(Q8_0, 1, false);
 MATMUL_BENCH(Q4_0, 1, false);
 MATMUL_BENCH(Q4_K, 1, false);
 MATMUL_BENCH(F16, 1, false);
+
+// One packed-row kernel over a 1536 x 576 matrix (SmolLM2's ffn_up), one thread, one
+// token, per kernel table: the integer dot instructions compared.
+void BM_PackedRows(benchmark::State& state, DType t, int table, bool int8) {
+  const KernelTable* kt = table == 0 ? &ref_kernels() : table == 1 ? x86_kernels() : x86_vnni_kernels();
+  if (!kt || (table > 0 && !cpu_has_x86_kernels()) || (table == 2 && !cpu_has_avx_vnni())) {
+    state.SkipWithError("kernel table not available on this CPU");
+    return;
+  }
+  const int64_t rows = 1536, cols = 576, nb = cols / 32;
+  Matrix m = make_matrix(t, rows, cols);
+  std::vector<float> x(static_cast<size_t>(cols), 0.01f), out(8);
+  std::vector<Q8Block> x8(static_cast<size_t>(nb));
+  std::vector<Q15Block> x15(static_cast<size_t>(nb));
+  quantize_q8(x.data(), cols, x8.data());
+  quantize_q15(x.data(), cols, x15.data());
+  const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(t);
+  for (auto _ : state) {
+    for (int64_t g = 0; g < rows / kPackRows; ++g) {
+      const uint8_t* group = m.packed.data() + static_cast<size_t>(g) * group_bytes;
+      if (int8)
+        kt->packed_dot(t)(group, x8.data(), nb, 1, out.data());
+      else
+        kt->packed_dot15(t)(group, x15.data(), nb, 1, out.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.packed.size()));
+}
+
+#define PACKED_BENCH(T)                                                                                 \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_scalar_q15, DType::T, 0, false)->Unit(benchmark::kMicrosecond);  \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_q15, DType::T, 1, false)->Unit(benchmark::kMicrosecond);    \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15, DType::T, 2, false)->Unit(benchmark::kMicrosecond);    \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_int8, DType::T, 1, true)->Unit(benchmark::kMicrosecond);    \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_int8, DType::T, 2, true)->Unit(benchmark::kMicrosecond)
+
+PACKED_BENCH(Q4_0);
+PACKED_BENCH(Q4_1);
+PACKED_BENCH(Q8_0);
 
 // Fused dequantize-dot rows (x86) against the fallback they replace (dequantize a row,
 // then dot_f32), one thread, a Gemma 3 270M ffn_down-sized matrix (640 x 2048).

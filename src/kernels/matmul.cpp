@@ -35,6 +35,7 @@ float* scratch(size_t n) {
 }  // namespace
 
 void dequantize_row(const WeightView& w, int64_t r, float* out) {
+  if (w.packed) return dequantize_packed(w, r, 1, out);
   const DTypeTraits& tr = dtype_traits(w.type);
   tr.dequantize(w.data + r * w.row_bytes, out, w.cols / tr.block_size);
 }

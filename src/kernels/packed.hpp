@@ -28,7 +28,7 @@ size_t packed_bytes(DType t, int64_t rows, int64_t cols);  // whole matrix, rows
 
 // Writes w (unpacked, w.type packable) into dst (packed_bytes of it).
 void pack_rows(const WeightView& w, uint8_t* dst);
-// Dequantizes rows r0..r0+n-1 (r0 a multiple of 8) of a packed matrix into out (n x cols).
+// Dequantizes rows r0..r0+n-1 of a packed matrix into out (n x cols).
 void dequantize_packed(const WeightView& w, int64_t r0, int64_t n, float* out);
 
 }  // namespace minnow::kernels

@@ -12,7 +12,7 @@ void pack_weights(LoadedModel& m, const std::function<void(const uint8_t*, size_
   std::vector<kernels::WeightView*> views;
   for (auto& l : m.layers)
     for (kernels::WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) views.push_back(w);
-  views.push_back(&m.output);  // token_embd keeps the file's layout for row lookups
+  views.push_back(&m.output);
 
   size_t total = 0;
   for (auto* w : views)
@@ -35,6 +35,9 @@ void pack_weights(LoadedModel& m, const std::function<void(const uint8_t*, size_
       drop(slice.data, static_cast<size_t>(slice.rows) * w->row_bytes);
     }
   }
+  // A tied embedding looks its rows up in the packed copy too, so the file's pages (and the
+  // kernel's fault-around neighbours of each row) stay out of memory.
+  if (m.token_embd.data == m.output.data) m.token_embd.packed = m.output.packed;
 }
 
 }  // namespace minnow

@@ -10,7 +10,7 @@
 namespace minnow {
 
 // drop(p, n) is told each source range once it is copied: the loader lets the file's pages
-// go, since only the embedding lookup still reads the original layout (a few rows a token).
+// go, since nothing reads them again (a tied embedding looks its rows up in the copy).
 void pack_weights(LoadedModel& m, const std::function<void(const uint8_t*, size_t)>& drop);
 
 }  // namespace minnow
