@@ -1,9 +1,11 @@
-// The one matmul entry point. Decode rows: each weight row is streamed once for all of
-// them: packed Q4_0/Q4_1/Q8_0 rows (8 at a time, each block unpacked once for up to 4
-// tokens) against activations rounded once per call to 15-bit or int8 blocks, other types
-// through a fused f32 kernel (F16, K-quants, Q5) or dequantized row by row. Prompt rows:
-// a panel of rows is dequantized once into an f32 scratch and reused by every token
-// through the GEMM.
+// The one matmul entry point.
+// - Packed Q4_0/Q4_1/Q8_0 weights (all rows, decode or prompt): the activations are rounded
+//   once per call to 15-bit (or int8) blocks, then each task takes 32 weight rows and runs
+//   the packed kernel over them for 4 tokens at a time (each block unpacked once for the
+//   4; the 4 tokens' blocks stay in L1 while the task's rows are swept).
+// - Other types, decode rows: each weight row streamed once, through a fused f32 kernel
+//   (F16, K-quants, Q5) or dequantized row by row; prompt rows: a panel of rows is
+//   dequantized once into an f32 scratch and reused by every token through the GEMM.
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.
 #include <algorithm>
@@ -17,8 +19,9 @@
 namespace minnow::kernels {
 namespace {
 
-constexpr int64_t kPanelRows = 16;       // rows dequantized together for prefill
-constexpr int64_t kDecodeRowsPerTask = 32;
+constexpr int64_t kPanelRows = 16;  // rows dequantized together for the GEMM
+constexpr int64_t kRowsPerTask = 32;
+constexpr int64_t kQuantizeInParallel = 16;  // tokens from which rounding x is split over threads
 constexpr size_t kMaxOutputs = 4;
 
 template <typename T>
@@ -30,6 +33,110 @@ T* grow(std::vector<T>& v, size_t n) {
 float* scratch(size_t n) {
   thread_local std::vector<float> buf;
   return grow(buf, n);
+}
+
+// Every task of one parallel loop over the rows of several outputs.
+struct TaskSplit {
+  int64_t first[kMaxOutputs + 1] = {0};
+  TaskSplit(std::span<const MatmulOut> outs, int64_t rows_per_task) {
+    for (size_t o = 0; o < outs.size(); ++o) first[o + 1] = first[o] + (outs[o].w->rows + rows_per_task - 1) / rows_per_task;
+  }
+  int64_t total(size_t n_outs) const { return first[n_outs]; }
+  size_t output_of(int64_t task) const {
+    size_t o = 0;
+    while (task >= first[o + 1]) ++o;
+    return o;
+  }
+};
+
+// Prefill of unpacked types: a panel of rows is dequantized once and reused by every token.
+void gemm_rows(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
+  const KernelTable& kt = active();
+  const int64_t k = outs[0].w->cols;
+  const TaskSplit split(outs, kPanelRows);
+  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
+    const size_t o = split.output_of(task);
+    const WeightView& w = *outs[o].w;
+    int64_t r0 = (task - split.first[o]) * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
+    float* panel = scratch(static_cast<size_t>(kPanelRows * k));
+    for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
+    kt.gemm_f32(panel, rows, x, n_tokens, k, outs[o].y + r0, w.rows);
+  });
+}
+
+// Decode rows of unpacked types: each weight row is streamed once for all of them.
+void row_kernels(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
+  const KernelTable& kt = active();
+  const int64_t k = outs[0].w->cols;
+  const TaskSplit split(outs, kRowsPerTask);
+  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
+    const size_t o = split.output_of(task);
+    const WeightView& w = *outs[o].w;
+    float* y = outs[o].y;
+    const int64_t r0 = (task - split.first[o]) * kRowsPerTask, r1 = std::min(w.rows, r0 + kRowsPerTask);
+    DotRowFn fused = kt.dot_row(w.type);
+    float* tmp = fused ? nullptr : scratch(static_cast<size_t>(k));
+    for (int64_t r = r0; r < r1; ++r) {
+      if (fused) {
+        const uint8_t* row = w.data + r * w.row_bytes;
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = fused(row, x + t * k, k);
+      } else {
+        dequantize_row(w, r, tmp);
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = kt.dot_f32(tmp, x + t * k, k);
+      }
+    }
+  });
+}
+
+// x rounded to activation blocks once per call, into a buffer grown once and reused (no
+// allocation in the decode loop); split over the threads for prompts.
+template <typename Block>
+const Block* quantized(const float* x, int64_t n_tokens, int64_t k, void (*quantize)(const float*, int64_t, Block*),
+                       ThreadPool& pool) {
+  thread_local std::vector<Block> buf;  // the calling thread's; the workers only read it
+  const int64_t nb = k / 32;
+  Block* q = grow(buf, static_cast<size_t>(n_tokens * nb));
+  if (n_tokens < kQuantizeInParallel) {
+    for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * k, k, q + t * nb);
+  } else {
+    pool.parallel_for(n_tokens, [&](int64_t t, int) { quantize(x + t * k, k, q + t * nb); });
+  }
+  return q;
+}
+
+// Rows r0..r1 (a multiple of 8 apart, or to the end) of a packed matrix against every token.
+template <typename Block, typename Kernel>
+void packed_rows(const WeightView& w, Kernel kernel, const Block* xq, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
+  const int64_t nb = w.cols / 32;
+  const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(w.type);
+  float out[kMaxMultiTokens * kPackRows];
+  for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
+    const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
+    for (int64_t g = r0; g < r1; g += kPackRows) {
+      kernel(w.packed + static_cast<size_t>(g / kPackRows) * group_bytes, xq + t * nb, nb, nt, out);
+      const int64_t n_rows = std::min(kPackRows, w.rows - g);
+      for (int j = 0; j < nt; ++j)
+        for (int64_t r = 0; r < n_rows; ++r) y[(t + j) * w.rows + g + r] = out[j * kPackRows + r];
+    }
+  }
+}
+
+void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
+                    bool int8_activations) {
+  const KernelTable& kt = active();
+  const int64_t k = outs[0].w->cols;
+  const TaskSplit split(outs, kRowsPerTask);
+  const Q8Block* xq8 = int8_activations ? quantized(x, n_tokens, k, kt.to_q8, pool) : nullptr;
+  const Q15Block* xq15 = int8_activations ? nullptr : quantized(x, n_tokens, k, kt.to_q15, pool);
+  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
+    const size_t o = split.output_of(task);
+    const WeightView& w = *outs[o].w;
+    const int64_t r0 = (task - split.first[o]) * kRowsPerTask, r1 = std::min(w.rows, r0 + kRowsPerTask);
+    if (xq8)
+      packed_rows(w, kt.packed_dot(w.type), xq8, n_tokens, r0, r1, outs[o].y);
+    else
+      packed_rows(w, kt.packed_dot15(w.type), xq15, n_tokens, r0, r1, outs[o].y);
+  });
 }
 
 }  // namespace
@@ -46,125 +153,21 @@ void matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, Thr
   matmul_many({&out, 1}, x, n_tokens, pool, int8_activations, vector_rows);
 }
 
-namespace {
-
-// Every task of one parallel loop over the rows of several outputs.
-struct TaskSplit {
-  int64_t first[kMaxOutputs + 1] = {0};
-  TaskSplit(std::span<const MatmulOut> outs, int64_t rows_per_task) {
-    for (size_t o = 0; o < outs.size(); ++o) first[o + 1] = first[o] + (outs[o].w->rows + rows_per_task - 1) / rows_per_task;
-  }
-  int64_t total(size_t n_outs) const { return first[n_outs]; }
-  size_t output_of(int64_t task) const {
-    size_t o = 0;
-    while (task >= first[o + 1]) ++o;
-    return o;
-  }
-};
-
-// Prefill: a panel of rows is dequantized once and reused by every token.
-void gemm_rows(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
-  const KernelTable& kt = active();
-  const int64_t k = outs[0].w->cols;
-  const TaskSplit split(outs, kPanelRows);
-  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
-    const size_t o = split.output_of(task);
-    const WeightView& w = *outs[o].w;
-    int64_t r0 = (task - split.first[o]) * kPanelRows, rows = std::min(w.rows - r0, kPanelRows);
-    float* panel = scratch(static_cast<size_t>(kPanelRows * k));
-    if (w.packed)
-      dequantize_packed(w, r0, rows, panel);
-    else
-      for (int64_t r = 0; r < rows; ++r) dequantize_row(w, r0 + r, panel + r * k);
-    kt.gemm_f32(panel, rows, x, n_tokens, k, outs[o].y + r0, w.rows);
-  });
-}
-
-void vector_rows_product(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
-                         bool int8_activations);
-
-}  // namespace
-
 void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
                  bool int8_activations, int64_t vector_rows) {
   if (outs.empty() || outs.size() > kMaxOutputs) throw Error("matmul: 1 to 4 outputs per call");
+  MatmulOut packed[kMaxOutputs], plain[kMaxOutputs];
+  size_t n_packed = 0, n_plain = 0;
+  for (const auto& o : outs) (o.w->packed ? packed[n_packed++] : plain[n_plain++]) = o;
+  if (n_packed > 0) packed_product({packed, n_packed}, x, n_tokens, pool, int8_activations);
+  if (n_plain == 0) return;
   if (vector_rows < 0) vector_rows = n_tokens < kPrefillMinTokens ? n_tokens : 0;
   vector_rows = std::min(vector_rows, n_tokens);
-  if (vector_rows > 0) vector_rows_product(outs, x, vector_rows, pool, int8_activations);
+  if (vector_rows > 0) row_kernels({plain, n_plain}, x, vector_rows, pool);
   if (vector_rows == n_tokens) return;
   const int64_t k = outs[0].w->cols;
-  MatmulOut rest[kMaxOutputs];
-  for (size_t o = 0; o < outs.size(); ++o) rest[o] = {outs[o].w, outs[o].y + vector_rows * outs[o].w->rows};
-  gemm_rows({rest, outs.size()}, x + vector_rows * k, n_tokens - vector_rows, pool);
+  for (size_t o = 0; o < n_plain; ++o) plain[o].y += vector_rows * plain[o].w->rows;
+  gemm_rows({plain, n_plain}, x + vector_rows * k, n_tokens - vector_rows, pool);
 }
 
-namespace {
-
-// Activations rounded once per call for the packed kernels, in per-thread buffers grown
-// once and reused (no allocation in the decode loop).
-template <typename Block>
-const Block* quantized(const float* x, int64_t n_tokens, int64_t k, void (*quantize)(const float*, int64_t, Block*)) {
-  thread_local std::vector<Block> buf;
-  Block* q = grow(buf, static_cast<size_t>(n_tokens * (k / 32)));
-  for (int64_t t = 0; t < n_tokens; ++t) quantize(x + t * k, k, q + t * (k / 32));
-  return q;
-}
-
-// Rows r0..r1 (a multiple of 8 apart, or to the end) of a packed matrix: each group is
-// read once for up to kMaxMultiTokens tokens.
-template <typename Block, typename Kernel>
-void packed_rows(const WeightView& w, Kernel kernel, const Block* xq, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
-  const int64_t nb = w.cols / 32;
-  const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(w.type);
-  float out[kMaxMultiTokens * kPackRows];
-  for (int64_t g = r0; g < r1; g += kPackRows) {
-    const uint8_t* group = w.packed + static_cast<size_t>(g / kPackRows) * group_bytes;
-    const int64_t n_rows = std::min(kPackRows, w.rows - g);
-    for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
-      const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
-      kernel(group, xq + t * nb, nb, nt, out);
-      for (int j = 0; j < nt; ++j)
-        for (int64_t r = 0; r < n_rows; ++r) y[(t + j) * w.rows + g + r] = out[j * kPackRows + r];
-    }
-  }
-}
-
-// Decode: each weight row is streamed once for all n_tokens rows of x.
-void vector_rows_product(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
-                         bool int8_activations) {
-  const KernelTable& kt = active();
-  const int64_t k = outs[0].w->cols;
-  const TaskSplit split(outs, kDecodeRowsPerTask);
-  bool any_packed = false;
-  for (const auto& o : outs) any_packed |= o.w->packed && kt.packed_dot(o.w->type);
-  const Q8Block* xq8 = any_packed && int8_activations ? quantized(x, n_tokens, k, quantize_q8) : nullptr;
-  const Q15Block* xq15 = any_packed && !int8_activations ? quantized(x, n_tokens, k, quantize_q15) : nullptr;
-
-  pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
-    const size_t o = split.output_of(task);
-    const WeightView& w = *outs[o].w;
-    float* y = outs[o].y;
-    const int64_t r0 = (task - split.first[o]) * kDecodeRowsPerTask, r1 = std::min(w.rows, r0 + kDecodeRowsPerTask);
-    if (w.packed && kt.packed_dot(w.type)) {
-      if (xq8)
-        packed_rows(w, kt.packed_dot(w.type), xq8, n_tokens, r0, r1, y);
-      else
-        packed_rows(w, kt.packed_dot15(w.type), xq15, n_tokens, r0, r1, y);
-      return;
-    }
-    DotRowFn fused = kt.dot_row(w.type);
-    float* tmp = fused ? nullptr : scratch(static_cast<size_t>(k));
-    for (int64_t r = r0; r < r1; ++r) {
-      if (fused) {
-        const uint8_t* row = w.data + r * w.row_bytes;
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = fused(row, x + t * k, k);
-      } else {
-        dequantize_row(w, r, tmp);
-        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.rows + r] = kt.dot_f32(tmp, x + t * k, k);
-      }
-    }
-  });
-}
-
-}  // namespace
 }  // namespace minnow::kernels

@@ -28,7 +28,7 @@ struct Q8Block {
   float d, s;
   int8_t q[32];
 };
-void quantize_q8(const float* x, int64_t k, Q8Block* out);
+void quantize_q8(const float* x, int64_t k, Q8Block* out);  // the reference (scalar)
 // The default: |q| <= 16256 (15 bits: logits move by ~1e-4, like int16), split as
 // q = 128 * hi + lo with lo in 0..127, so two byte multiplies give the exact products (hi
 // and lo fit the signed operand of vpmaddubsw/vpdpbusd, even with a weight's sign moved
@@ -37,7 +37,7 @@ struct Q15Block {
   float d, s;
   int8_t hi[32], lo[32];
 };
-void quantize_q15(const float* x, int64_t k, Q15Block* out);
+void quantize_q15(const float* x, int64_t k, Q15Block* out);  // the reference (scalar)
 
 // One group of 8 packed rows (nb blocks) against n_tokens (1..kMaxMultiTokens) rows of nb
 // activation blocks: out[t * 8 + r] = row r . token t. Per row: exact integer block sums,
@@ -77,6 +77,9 @@ struct KernelTable {
   PackedDot15Fn packed_dot15(DType t) const;
   PackedDotFn packed_q4_0, packed_q4_1, packed_q8_0;
   PackedDot15Fn packed15_q4_0, packed15_q4_1, packed15_q8_0;
+  // quantize_q8 / quantize_q15, bit for bit.
+  void (*to_q8)(const float* x, int64_t k, Q8Block* out);
+  void (*to_q15)(const float* x, int64_t k, Q15Block* out);
 };
 
 const KernelTable& ref_kernels();

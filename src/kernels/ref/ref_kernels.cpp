@@ -183,7 +183,9 @@ const KernelTable& ref_kernels() {
                              .packed_q8_0 = packed_ref<DType::Q8_0, Q8Block>,
                              .packed15_q4_0 = packed_ref<DType::Q4_0, Q15Block>,
                              .packed15_q4_1 = packed_ref<DType::Q4_1, Q15Block>,
-                             .packed15_q8_0 = packed_ref<DType::Q8_0, Q15Block>};
+                             .packed15_q8_0 = packed_ref<DType::Q8_0, Q15Block>,
+                             .to_q8 = quantize_q8,
+                             .to_q15 = quantize_q15};
   return t;
 }
 

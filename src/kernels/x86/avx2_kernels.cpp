@@ -197,6 +197,70 @@ void f32_to_f16_avx2(const float* src, uint16_t* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
+// Rounds 32 values to integers of at most `limit` (quantize_q8 / quantize_q15's
+// arithmetic, vectorized: the same max, scale, product and round-to-nearest-even), and
+// returns them as 4 x 8 int32 with their sum and the scale.
+template <int kLimit>
+inline float round_block(const float* x, __m256i q[4], int32_t* sum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 v[4], amax = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[i]));
+  }
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  const float d = _mm_cvtss_f32(m) / static_cast<float>(kLimit), inv = d > 0 ? 1.0f / d : 0.0f;
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i lo = _mm256_set1_epi32(-kLimit), hi = _mm256_set1_epi32(kLimit);
+  __m256i total = _mm256_setzero_si256();
+  for (int i = 0; i < 4; ++i) {
+    const __m256 r = _mm256_round_ps(_mm256_mul_ps(v[i], vinv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q[i] = _mm256_min_epi32(_mm256_max_epi32(_mm256_cvtps_epi32(r), lo), hi);
+    total = _mm256_add_epi32(total, q[i]);
+  }
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4e));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
+  *sum = _mm_cvtsi128_si32(t);
+  return d;
+}
+
+// 4 x 8 int32 (each in -128..127) -> 32 int8 in order (packs interleave 128-bit lanes;
+// the permute puts them back).
+inline void store_bytes(const __m256i q[4], int8_t* out) {
+  const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+void quantize_q8_avx2(const float* x, int64_t k, Q8Block* out) {
+  for (int64_t i = 0; i < k / 32; ++i, x += 32) {
+    __m256i q[4];
+    int32_t sum;
+    out[i].d = round_block<127>(x, q, &sum);
+    out[i].s = out[i].d * static_cast<float>(sum);
+    store_bytes(q, out[i].q);
+  }
+}
+
+void quantize_q15_avx2(const float* x, int64_t k, Q15Block* out) {
+  const __m256i low7 = _mm256_set1_epi32(127);
+  for (int64_t i = 0; i < k / 32; ++i, x += 32) {
+    __m256i q[4], hi[4], lo[4];
+    int32_t sum;
+    out[i].d = round_block<16256>(x, q, &sum);
+    out[i].s = out[i].d * static_cast<float>(sum);
+    for (int j = 0; j < 4; ++j) {
+      hi[j] = _mm256_srai_epi32(q[j], 7);
+      lo[j] = _mm256_and_si256(q[j], low7);
+    }
+    store_bytes(hi, out[i].hi);
+    store_bytes(lo, out[i].lo);
+  }
+}
+
 }  // namespace
 
 const KernelTable* x86_kernels() {
@@ -220,7 +284,9 @@ const KernelTable* x86_kernels() {
                              .packed_q8_0 = packed_q8_0_avx2,
                              .packed15_q4_0 = packed15_q4_0_avx2,
                              .packed15_q4_1 = packed15_q4_1_avx2,
-                             .packed15_q8_0 = packed15_q8_0_avx2};
+                             .packed15_q8_0 = packed15_q8_0_avx2,
+                             .to_q8 = quantize_q8_avx2,
+                             .to_q15 = quantize_q15_avx2};
   return &t;
 }
 
