@@ -95,8 +95,9 @@ struct SessionOptions {
   // move by ~1e-2, enough to change some greedy continuations. Off: exact f32 activations.
   bool int8_decode = false;
   // KV-cache storage: f16 halves its memory and the bandwidth attention reads (values
-  // rounded to 11 significant bits); f32 keeps them exact.
-  enum class KvType { F32, F16 } kv_type = KvType::F16;
+  // rounded to 11 significant bits); q8_0 about quarters it (blocks of 32 int8 with a
+  // scale; head dimension a multiple of 32); f32 keeps them exact.
+  enum class KvType { F32, F16, Q8_0 } kv_type = KvType::F16;
 };
 
 struct GenerateOptions {

@@ -14,9 +14,11 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
   app.add_flag("--int8-decode", f.int8_decode, "Faster decode with activations rounded to int8 (logits change slightly)");
-  app.add_option("--kv-type", f.kv_type, "KV-cache storage: f16 (half the memory) or f32 (exact)")
+  app.add_option("--kv-type", f.kv_type,
+                 "KV-cache storage: f16 (half the memory of f32), q8_0 (about a quarter; head size a multiple of 32) "
+                 "or f32 (exact)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"f16", "f32"}));
+      ->check(CLI::IsMember({"f16", "q8_0", "f32"}));
 }
 
 void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
@@ -64,7 +66,9 @@ SessionOptions session_options(const ModelFlags& f) {
   o.ctx = f.ctx;
   o.threads = f.threads;
   o.int8_decode = f.int8_decode;
-  o.kv_type = f.kv_type == "f32" ? SessionOptions::KvType::F32 : SessionOptions::KvType::F16;
+  o.kv_type = f.kv_type == "f32"    ? SessionOptions::KvType::F32
+              : f.kv_type == "q8_0" ? SessionOptions::KvType::Q8_0
+                                    : SessionOptions::KvType::F16;
   return o;
 }
 

@@ -72,6 +72,12 @@ struct KernelTable {
   // out[g * hd + i] += sum over p (in order) of w[g * w_stride + p] * V_p[i]
   void (*attn_values_f16)(const float* w, int nq, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n,
                           int64_t hd, float* out);
+  // The same over a Q8_0 cache (--kv-type q8_0): a head's hd values are hd/32 blocks,
+  // positions `stride` bytes apart; each (query, position) computed alike for any nq.
+  void (*attn_scores_q8)(const float* q, int nq, const uint8_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
+                         int64_t s_stride);
+  void (*attn_values_q8)(const float* w, int nq, int64_t w_stride, const uint8_t* v, int64_t stride, int64_t n,
+                         int64_t hd, float* out);
   // Kernels for packed rows of t (kernels/packed.hpp) against int8 or 15-bit activations.
   PackedDotFn packed_dot(DType t) const;  // or nullptr
   PackedDot15Fn packed_dot15(DType t) const;

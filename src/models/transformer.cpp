@@ -94,16 +94,19 @@ void Transformer::attention(int layer, const Batch& b) {
     const float* q = &q_[(static_cast<size_t>(t) * n_heads + h0) * hd];
     float* out = &attn_[(static_cast<size_t>(t) * n_heads + h0) * hd];
     float* s = &scores_[static_cast<size_t>(thread) * kernels::kMaxAttnQueries * ctx_];  // per_task rows of ctx
-    const bool half = kv.type() == DType::F16;
-    // Rows of consecutive positions are row_size() values apart.
-    if (half) {
-      kt.attn_scores_f16(q, per_task, static_cast<const uint16_t*>(kv.k(layer, begin)) + int64_t{kvh} * hd, kv.row_size(), n,
-                         hd, s, ctx_);
-    } else {
-      for (int g = 0; g < per_task; ++g)
-        for (int p = 0; p < n; ++p)
-          s[static_cast<size_t>(g) * ctx_ + p] =
-              kt.dot_f32(q + g * hd, static_cast<const float*>(kv.k(layer, begin + p)) + int64_t{kvh} * hd, hd);
+    // This KV head's rows: consecutive positions are row_bytes() apart.
+    const auto* k0 = static_cast<const uint8_t*>(kv.k(layer, begin)) + kv.head_offset(kvh);
+    const auto* v0 = static_cast<const uint8_t*>(kv.v(layer, begin)) + kv.head_offset(kvh);
+    const auto stride = static_cast<int64_t>(kv.row_bytes());
+    switch (kv.type()) {
+      case DType::F16:
+        kt.attn_scores_f16(q, per_task, reinterpret_cast<const uint16_t*>(k0), stride / 2, n, hd, s, ctx_);
+        break;
+      case DType::Q8_0: kt.attn_scores_q8(q, per_task, k0, stride, n, hd, s, ctx_); break;
+      default:
+        for (int g = 0; g < per_task; ++g)
+          for (int p = 0; p < n; ++p)
+            s[static_cast<size_t>(g) * ctx_ + p] = kt.dot_f32(q + g * hd, reinterpret_cast<const float*>(k0 + p * stride), hd);
     }
     for (int g = 0; g < per_task; ++g) {  // softmax of each head's scores, in place
       float* sg = s + static_cast<size_t>(g) * ctx_;
@@ -118,16 +121,18 @@ void Transformer::attention(int layer, const Batch& b) {
       for (int p = 0; p < n; ++p) sg[p] *= inv;
     }
     std::fill(out, out + static_cast<size_t>(per_task) * hd, 0.0f);
-    if (half) {
-      kt.attn_values_f16(s, per_task, ctx_, static_cast<const uint16_t*>(kv.v(layer, begin)) + int64_t{kvh} * hd, kv.row_size(),
-                         n, hd, out);
-    } else {
-      for (int g = 0; g < per_task; ++g)
-        for (int p = 0; p < n; ++p) {
-          const float* v = static_cast<const float*>(kv.v(layer, begin + p)) + int64_t{kvh} * hd;
-          const float w = s[static_cast<size_t>(g) * ctx_ + p];
-          for (int i = 0; i < hd; ++i) out[g * hd + i] += w * v[i];
-        }
+    switch (kv.type()) {
+      case DType::F16:
+        kt.attn_values_f16(s, per_task, ctx_, reinterpret_cast<const uint16_t*>(v0), stride / 2, n, hd, out);
+        break;
+      case DType::Q8_0: kt.attn_values_q8(s, per_task, ctx_, v0, stride, n, hd, out); break;
+      default:
+        for (int g = 0; g < per_task; ++g)
+          for (int p = 0; p < n; ++p) {
+            const float* v = reinterpret_cast<const float*>(v0 + p * stride);
+            const float w = s[static_cast<size_t>(g) * ctx_ + p];
+            for (int i = 0; i < hd; ++i) out[g * hd + i] += w * v[i];
+          }
     }
   });
 }

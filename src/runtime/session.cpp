@@ -7,6 +7,7 @@
 #include "models/kv_cache.hpp"
 #include "models/model.hpp"
 #include "models/transformer.hpp"
+#include "runtime/kv_type.hpp"
 #include "runtime/sampler.hpp"
 #include "tokenizer/stream_decoder.hpp"
 
@@ -25,7 +26,7 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   ctx_ = std::min(o.ctx, c.ctx_train);
   batch_ = std::min(o.batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
-  kv_ = std::make_unique<KvCache>(c, ctx_, o.kv_type == SessionOptions::KvType::F16 ? DType::F16 : DType::F32);
+  kv_ = std::make_unique<KvCache>(c, ctx_, kv_dtype(o.kv_type));
   net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_, o.int8_decode);
   logits_.resize(static_cast<size_t>(c.vocab_size));
   history_.reserve(static_cast<size_t>(ctx_));  // the decode loop appends without allocating

@@ -9,6 +9,7 @@
 #include "models/kv_cache.hpp"
 #include "models/model.hpp"
 #include "models/transformer.hpp"
+#include "runtime/kv_type.hpp"
 #include "runtime/sampler.hpp"
 #include "server/stop_matcher.hpp"
 #include "tokenizer/stream_decoder.hpp"
@@ -67,7 +68,7 @@ Engine::Engine(const Model& model, const EngineOptions& o) : model_(model), o_(o
   const int max_batch = 512 + o.parallel;
   pool_ = std::make_unique<ThreadPool>(o.threads);
   net_ = std::make_unique<Transformer>(model.impl(), max_batch, ctx_, *pool_, o.int8_decode);
-  const DType kv_type = o.kv_type == SessionOptions::KvType::F16 ? DType::F16 : DType::F32;
+  const DType kv_type = kv_dtype(o.kv_type);
   for (int i = 0; i < o.parallel; ++i) {
     auto s = std::make_unique<Slot>();
     s->kv = std::make_unique<KvCache>(c, ctx_, kv_type);

@@ -1,5 +1,7 @@
 #include "tensor/dtype.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -89,6 +91,22 @@ void deq_q8_0(const void* src, float* dst, int64_t nb) {
     for (int j = 0; j < QK; ++j) dst[j] = qs[j] * d;
   }
 }
+
+}  // namespace
+
+void quantize_q8_0(const float* x, void* dst, int64_t n_blocks) {
+  auto* b = static_cast<uint8_t*>(dst);
+  for (int64_t i = 0; i < n_blocks; ++i, b += 34, x += QK) {
+    float amax = 0;
+    for (int j = 0; j < QK; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f, inv = d > 0 ? 1.0f / d : 0.0f;
+    const uint16_t h = fp32_to_fp16(d);
+    std::memcpy(b, &h, 2);
+    for (int j = 0; j < QK; ++j) b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(x[j] * inv)));
+  }
+}
+
+namespace {
 
 // Q8_1: f32 d, f32 s (= d * sum q), 32 int8 (an activation format, kept for completeness).
 void deq_q8_1(const void* src, float* dst, int64_t nb) {

@@ -24,6 +24,10 @@ struct DTypeTraits {
   DequantizeFn dequantize;  // nullptr: layout known (files parse) but not computable yet
 };
 
+// x (32 * n_blocks floats) -> Q8_0 blocks as GGUF defines them: d = max|x| / 127 (stored
+// as f16), q = round(x / d).
+void quantize_q8_0(const float* x, void* dst, int64_t n_blocks);
+
 // nullptr for a type id minnow does not know at all.
 const DTypeTraits* dtype_traits(uint32_t type_id);
 const DTypeTraits& dtype_traits(DType t);

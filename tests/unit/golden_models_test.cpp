@@ -61,7 +61,8 @@ size_t greedy_agreement(minnow::Session& s, const RealModel& m, const std::vecto
   return same;
 }
 
-void check_model(const RealModel& m, const std::vector<const char*>& prompts, int greedy_floor) {
+void check_model(const RealModel& m, const std::vector<const char*>& prompts, int greedy_floor,
+                 minnow::SessionOptions::KvType kv = minnow::SessionOptions::KvType::F16, double top1_floor = 0.99) {
   const std::string path = kDir + "/models/" + m.file;
   ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing: run scripts/fetch-models --gemma3 (make test does)";
   auto model = minnow::Model::load(path);
@@ -74,7 +75,7 @@ void check_model(const RealModel& m, const std::vector<const char*>& prompts, in
     // another, and Model::tokenize does not add a second one.)
     EXPECT_EQ(model->tokenize(g["prompt"].get<std::string>()), ids) << m.name << " " << name << ": prompt ids differ";
     const auto& top = g["top_logits"];
-    minnow::Session s(*model, {.ctx = 1024, .threads = 2});
+    minnow::Session s(*model, {.ctx = 1024, .threads = 2, .kv_type = kv});
     int here = 0, agree_here = 0;
     s.eval_all(ids, [&](int pos, std::span<const float> logits) {
       const auto& ref = top[static_cast<size_t>(pos)];
@@ -93,7 +94,7 @@ void check_model(const RealModel& m, const std::vector<const char*>& prompts, in
   }
   std::printf("[golden] %s: top-1 agreement %d/%d = %.2f%%, greedy identical %d/%zu, max |top-1 logit diff| %.4f\n", m.name,
               agree, positions, 100.0 * agree / positions, greedy_same, prompts.size(), max_top1_diff);
-  EXPECT_GE(agree, positions * 0.99);
+  EXPECT_GE(agree, positions * top1_floor);
   EXPECT_GE(greedy_same, greedy_floor);
 }
 
@@ -102,6 +103,15 @@ void check_model(const RealModel& m, const std::vector<const char*>& prompts, in
 // Issue floors: 3 of the 4 main prompts (english, code, chinese, long); "chat" is extra.
 TEST(GoldenModels, SmolLM2) {
   check_model({"smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", true}, {"english", "code", "chinese", "long", "chat"}, 4);
+}
+
+// --kv-type q8_0 rounds keys and values to 8 bits per 32-value block: logits move by
+// ~0.05-0.2 (already at position 0, where attention returns V_0), so near-ties flip and
+// greedy continuations part (measured: top-1 97.8%, 1 of 5 identical). Perplexity is
+// unchanged (docs/benchmarks.md); this holds the option to its stated tolerance.
+TEST(GoldenModels, SmolLM2WithQ8KvCache) {
+  check_model({"smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", true}, {"english", "code", "chinese", "long", "chat"}, 0,
+              minnow::SessionOptions::KvType::Q8_0, 0.97);
 }
 
 TEST(GoldenModels, Gemma3) {

@@ -275,6 +275,59 @@ TEST(Kernels, AttentionF16KernelsEqualOneQueryKernels) {
     }
 }
 
+// Q8_0 cache (--kv-type q8_0): each kernel against the dequantized rows, and the grouped
+// SIMD kernels equal to one query at a time bit for bit.
+TEST(Kernels, AttentionQ8KernelsMatchDequantizedRows) {
+  std::mt19937 rng(20);
+  for (int64_t hd : {32, 64, 96, 256})
+    for (int nq = 1; nq <= kMaxAttnQueries; ++nq) {
+      const int64_t n = 29, heads = 3, stride = heads * hd / 32 * 34;  // bytes per position
+      auto kf = random_floats(static_cast<size_t>(n * heads * hd), rng);
+      auto vf = random_floats(kf.size(), rng);
+      std::vector<uint8_t> k(static_cast<size_t>(n * stride)), v(k.size());
+      quantize_q8_0(kf.data(), k.data(), static_cast<int64_t>(kf.size()) / 32);
+      quantize_q8_0(vf.data(), v.data(), static_cast<int64_t>(vf.size()) / 32);
+      std::vector<float> kd(kf.size()), vd(vf.size());  // dequantized, for the reference
+      dtype_traits(DType::Q8_0).dequantize(k.data(), kd.data(), static_cast<int64_t>(kd.size()) / 32);
+      dtype_traits(DType::Q8_0).dequantize(v.data(), vd.data(), static_cast<int64_t>(vd.size()) / 32);
+      auto q = random_floats(static_cast<size_t>(nq * hd), rng);
+      auto w = random_floats(static_cast<size_t>(nq * n), rng, 0.1f);
+      const int64_t head = 1, off = head * hd / 32 * 34;  // the middle KV head
+      for (const KernelTable* kt : {&ref_kernels(), fast()}) {
+        if (!kt) continue;
+        std::vector<float> s(static_cast<size_t>(nq * n)), out(static_cast<size_t>(nq * hd), 0.5f);
+        kt->attn_scores_q8(q.data(), nq, k.data() + off, stride, n, hd, s.data(), n);
+        kt->attn_values_q8(w.data(), nq, n, v.data() + off, stride, n, hd, out.data());
+        for (int g = 0; g < nq; ++g) {
+          std::vector<double> want(static_cast<size_t>(hd), 0.5), mag(static_cast<size_t>(hd), 0.5);
+          for (int64_t p = 0; p < n; ++p) {
+            const float* kp = kd.data() + (p * heads + head) * hd;
+            const float* vp = vd.data() + (p * heads + head) * hd;
+            double ref = 0, m = 0;
+            for (int64_t i = 0; i < hd; ++i) {
+              ref += static_cast<double>(q[static_cast<size_t>(g * hd + i)]) * kp[i];
+              m += std::fabs(static_cast<double>(q[static_cast<size_t>(g * hd + i)]) * kp[i]);
+              want[static_cast<size_t>(i)] += static_cast<double>(w[static_cast<size_t>(g * n + p)]) * vp[i];
+              mag[static_cast<size_t>(i)] += std::fabs(static_cast<double>(w[static_cast<size_t>(g * n + p)]) * vp[i]);
+            }
+            ASSERT_NEAR(s[static_cast<size_t>(g * n + p)], ref, 1e-5 * m + 1e-6) << kt->name << " hd=" << hd;
+          }
+          for (int64_t i = 0; i < hd; ++i)
+            ASSERT_NEAR(out[static_cast<size_t>(g * hd + i)], want[static_cast<size_t>(i)], 1e-5 * mag[static_cast<size_t>(i)])
+                << kt->name << " hd=" << hd;
+        }
+        if (kt == fast())  // grouped == one query at a time
+          for (int g = 0; g < nq; ++g) {
+            std::vector<float> s1(static_cast<size_t>(n)), out1(static_cast<size_t>(hd), 0.5f);
+            kt->attn_scores_q8(q.data() + g * hd, 1, k.data() + off, stride, n, hd, s1.data(), n);
+            kt->attn_values_q8(w.data() + g * n, 1, n, v.data() + off, stride, n, hd, out1.data());
+            for (int64_t p = 0; p < n; ++p) ASSERT_EQ(s[static_cast<size_t>(g * n + p)], s1[static_cast<size_t>(p)]);
+            for (int64_t i = 0; i < hd; ++i) ASSERT_EQ(out[static_cast<size_t>(g * hd + i)], out1[static_cast<size_t>(i)]);
+          }
+      }
+    }
+}
+
 TEST(Kernels, AxpyF16MatchesReference) {
   std::mt19937 rng(18);
   for (int64_t n : {1, 7, 8, 9, 64, 100, 256}) {

@@ -102,3 +102,14 @@ TEST(TinyModels, Gemma3) { check_family("gemma3", "gemma3"); }
 TEST(TinyModels, LlamaGguf) { check_family("llama", "llama.gguf"); }
 TEST(TinyModels, Qwen2Gguf) { check_family("qwen2", "qwen2.gguf"); }
 TEST(TinyModels, Qwen3Gguf) { check_family("qwen3", "qwen3.gguf"); }
+
+// Q8_0 rows need whole 32-value blocks per head: a head size of 16 is refused by name.
+TEST(TinyModels, Q8KvCacheNeedsHeadDimMultipleOf32) {
+  auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/llama.gguf");
+  try {
+    minnow::Session s(*model, {.ctx = 64, .threads = 1, .kv_type = minnow::SessionOptions::KvType::Q8_0});
+    FAIL() << "a q8_0 cache was created for head size 16";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("multiple of 32"), std::string::npos) << e.what();
+  }
+}

@@ -129,6 +129,29 @@ void attn_values_f16_ref(const float* w, int nq, int64_t w_stride, const uint16_
   for (int64_t p = 0; p < n; ++p)
     for (int g = 0; g < nq; ++g) axpy_f16_ref(w[g * w_stride + p], v + p * stride, out + g * hd, hd);
 }
+// Q8_0 cache rows: element i of a head is block i/32's q[i % 32] * d.
+float q8_value(const uint8_t* head, int64_t i) {
+  const uint8_t* b = head + (i / 32) * 34;
+  return static_cast<float>(static_cast<int8_t>(b[2 + i % 32])) * ld_half(b);
+}
+
+void attn_scores_q8_ref(const float* q, int nq, const uint8_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
+                        int64_t s_stride) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int g = 0; g < nq; ++g) {
+      float acc = 0;
+      for (int64_t i = 0; i < hd; ++i) acc += q[g * hd + i] * q8_value(k + p * stride, i);
+      s[g * s_stride + p] = acc;
+    }
+}
+
+void attn_values_q8_ref(const float* w, int nq, int64_t w_stride, const uint8_t* v, int64_t stride, int64_t n, int64_t hd,
+                        float* out) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int g = 0; g < nq; ++g)
+      for (int64_t i = 0; i < hd; ++i) out[g * hd + i] += w[g * w_stride + p] * q8_value(v + p * stride, i);
+}
+
 }  // namespace
 
 PackedDotFn KernelTable::packed_dot(DType t) const {
@@ -178,6 +201,8 @@ const KernelTable& ref_kernels() {
                              .axpy_f16 = axpy_f16_ref,
                              .attn_scores_f16 = attn_scores_f16_ref,
                              .attn_values_f16 = attn_values_f16_ref,
+                             .attn_scores_q8 = attn_scores_q8_ref,
+                             .attn_values_q8 = attn_values_q8_ref,
                              .packed_q4_0 = packed_ref<DType::Q4_0, Q8Block>,
                              .packed_q4_1 = packed_ref<DType::Q4_1, Q8Block>,
                              .packed_q8_0 = packed_ref<DType::Q8_0, Q8Block>,

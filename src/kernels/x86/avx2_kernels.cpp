@@ -183,6 +183,78 @@ void attn_values_f16_avx2(const float* w, int nq, int64_t w_stride, const uint16
   }
 }
 
+// Q8_0 cache rows: 8 values of a block, dequantized (q * d, as the reference does).
+inline __m256 q8_values(const uint8_t* qs, __m256 d) {
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs)))), d);
+}
+
+// Up to 4 queries per K row, each with one accumulator over the head's blocks in order.
+template <int NQ>
+void scores_q8(const float* q, const uint8_t* k, int64_t stride, int64_t n, int64_t hd, float* s, int64_t s_stride) {
+  for (int64_t p = 0; p < n; ++p) {
+    const uint8_t* row = k + p * stride;
+    __m256 acc[NQ];
+    for (int g = 0; g < NQ; ++g) acc[g] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < hd / 32; ++b) {
+      const uint8_t* blk = row + b * 34;
+      const __m256 d = _mm256_set1_ps(_cvtsh_ss(static_cast<uint16_t>(blk[0] | blk[1] << 8)));
+      for (int c = 0; c < 4; ++c) {
+        const __m256 kv = q8_values(blk + 2 + 8 * c, d);
+        for (int g = 0; g < NQ; ++g) acc[g] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + g * hd + 32 * b + 8 * c), acc[g]);
+      }
+    }
+    for (int g = 0; g < NQ; ++g) s[g * s_stride + p] = hsum(acc[g]);
+  }
+}
+
+void attn_scores_q8_avx2(const float* q, int nq, const uint8_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
+                         int64_t s_stride) {
+  switch (nq) {
+    case 1: return scores_q8<1>(q, k, stride, n, hd, s, s_stride);
+    case 2: return scores_q8<2>(q, k, stride, n, hd, s, s_stride);
+    case 3: return scores_q8<3>(q, k, stride, n, hd, s, s_stride);
+    default: return scores_q8<4>(q, k, stride, n, hd, s, s_stride);
+  }
+}
+
+// Sixteen output columns (half a block) of up to 4 queries stay in registers over all
+// positions, the FMAs of each column in position order.
+template <int NQ>
+void values_q8(const float* w, int64_t w_stride, const uint8_t* v, int64_t stride, int64_t n, int64_t hd, float* out) {
+  for (int64_t c = 0; c < hd; c += 16) {
+    const int64_t at = c / 32 * 34 + 2 + c % 32;  // the 16 values' bytes within a row
+    __m256 acc[NQ][2];
+    for (int g = 0; g < NQ; ++g) {
+      acc[g][0] = _mm256_loadu_ps(out + g * hd + c);
+      acc[g][1] = _mm256_loadu_ps(out + g * hd + c + 8);
+    }
+    for (int64_t p = 0; p < n; ++p) {
+      const uint8_t* blk = v + p * stride + c / 32 * 34;
+      const __m256 d = _mm256_set1_ps(_cvtsh_ss(static_cast<uint16_t>(blk[0] | blk[1] << 8)));
+      const __m256 v0 = q8_values(v + p * stride + at, d), v1 = q8_values(v + p * stride + at + 8, d);
+      for (int g = 0; g < NQ; ++g) {
+        const __m256 a = _mm256_set1_ps(w[g * w_stride + p]);
+        acc[g][0] = _mm256_fmadd_ps(a, v0, acc[g][0]);
+        acc[g][1] = _mm256_fmadd_ps(a, v1, acc[g][1]);
+      }
+    }
+    for (int g = 0; g < NQ; ++g) {
+      _mm256_storeu_ps(out + g * hd + c, acc[g][0]);
+      _mm256_storeu_ps(out + g * hd + c + 8, acc[g][1]);
+    }
+  }
+}
+
+void attn_values_q8_avx2(const float* w, int nq, int64_t w_stride, const uint8_t* v, int64_t stride, int64_t n,
+                         int64_t hd, float* out) {
+  switch (nq) {
+    case 1: return values_q8<1>(w, w_stride, v, stride, n, hd, out);
+    case 2: return values_q8<2>(w, w_stride, v, stride, n, hd, out);
+    case 3: return values_q8<3>(w, w_stride, v, stride, n, hd, out);
+    default: return values_q8<4>(w, w_stride, v, stride, n, hd, out);
+  }
+}
+
 void f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -279,6 +351,8 @@ const KernelTable* x86_kernels() {
                              .axpy_f16 = axpy_f16_avx2,
                              .attn_scores_f16 = attn_scores_f16_avx2,
                              .attn_values_f16 = attn_values_f16_avx2,
+                             .attn_scores_q8 = attn_scores_q8_avx2,
+                             .attn_values_q8 = attn_values_q8_avx2,
                              .packed_q4_0 = packed_q4_0_avx2,
                              .packed_q4_1 = packed_q4_1_avx2,
                              .packed_q8_0 = packed_q8_0_avx2,
