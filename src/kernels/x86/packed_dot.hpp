@@ -25,6 +25,15 @@ MINNOW_PACKED_KERNELS(vnni)
 
 namespace {
 
+// Decode streams every weight once: asking for the bytes 4 KiB ahead (the rest of this
+// group and the start of the next, which follows in memory) keeps enough loads in flight
+// to hide memory latency; the hardware prefetcher alone left decode 1.5-2x slower here.
+constexpr size_t kPrefetchAhead = 4096;
+template <size_t kBytes>
+inline void prefetch_block(const uint8_t* g) {
+  for (size_t l = 0; l < kBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T0);
+}
+
 // Activation bytes 4j..4j+3, in every lane.
 inline __m256i broadcast4(const int8_t* q, int j) {
   int32_t v;
@@ -76,6 +85,7 @@ inline void q4_group(const uint8_t* g, const typename Act::Block* x, int64_t nb,
   __m256 acc[NT], accm[NT];
   for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    prefetch_block<kBytes>(g);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
     const __m256 m = kMin ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16)))
                           : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
@@ -101,6 +111,7 @@ inline void q8_group(const uint8_t* g, const typename Act::Block* x, int64_t nb,
   __m256 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    prefetch_block<kBytes>(g);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
     __m256i w[8], aw[8];  // w * x as |w| * (x with w's sign): unsigned times signed
     for (int j = 0; j < 8; ++j) {
