@@ -103,6 +103,7 @@ void BM_PackedRows(benchmark::State& state, DType t, int table, bool int8) {
 
 PACKED_BENCH(Q4_0);
 PACKED_BENCH(Q4_1);
+PACKED_BENCH(Q5_0);
 PACKED_BENCH(Q8_0);
 
 // Fused dequantize-dot rows (x86) against the fallback they replace (dequantize a row,

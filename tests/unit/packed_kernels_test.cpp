@@ -19,7 +19,7 @@ using namespace minnow::kernels;
 
 namespace {
 
-constexpr DType kTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q8_0};
+constexpr DType kTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0};
 
 // Random quants with small finite f16 scales (and minimums).
 std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
@@ -29,7 +29,7 @@ std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt1
   for (auto& x : b) x = static_cast<uint8_t>(rng());
   std::uniform_real_distribution<float> sc(-0.05f, 0.05f);
   for (int64_t i = 0; i < blocks; ++i)
-    for (int h = 0; h < (t == DType::Q4_1 ? 2 : 1); ++h) {
+    for (int h = 0; h < (t == DType::Q4_1 || t == DType::Q5_1 ? 2 : 1); ++h) {
       const uint16_t v = fp32_to_fp16(sc(rng));
       std::memcpy(&b[static_cast<size_t>(i * tr.block_bytes + 2 * h)], &v, 2);
     }

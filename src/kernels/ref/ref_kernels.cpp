@@ -67,33 +67,60 @@ void quantize_q15(const float* x, int64_t k, Q15Block* out) {
 }
 
 namespace {
-// Packed rows: the contract of PackedDotFn, one lane (row) at a time.
-int activation(const Q8Block& x, int j) { return x.q[j]; }
-int activation(const Q15Block& x, int j) { return 128 * x.hi[j] + x.lo[j]; }
+// Packed rows: the contract of PackedDotFn, lane by lane. Each block's weights are
+// unpacked once into plain integers for every token (and the activations once per token),
+// so the integer sums are simple loops compilers vectorize: the scalar path stays usable.
+template <DType T>
+void unpack_block(const uint8_t* g, int32_t w[8][32]) {
+  constexpr bool kMin = T == DType::Q4_1 || T == DType::Q5_1, kHigh = T == DType::Q5_0 || T == DType::Q5_1;
+  constexpr size_t kHighAt = kMin ? 32 : 16, kQuantsAt = kHighAt + (kHigh ? 32 : 0);
+  const uint8_t* q = g + kQuantsAt;
+  for (int r = 0; r < 8; ++r)
+    for (int i = 0; i < (T == DType::Q8_0 ? 8 : 4); ++i)
+      for (int e = 0; e < 4; ++e) {
+        const uint8_t byte = q[32 * i + 4 * r + e];
+        if (T == DType::Q8_0) {
+          w[r][4 * i + e] = static_cast<int8_t>(byte);
+          continue;
+        }
+        const uint8_t high = kHigh ? g[kHighAt + (r / 4) * 16 + (r % 4) * 4 + i] : 0;
+        w[r][4 * i + e] = (byte & 0xf) | ((high >> e) & 1) << 4;
+        w[r][16 + 4 * i + e] = (byte >> 4) | ((high >> (4 + e)) & 1) << 4;
+      }
+}
+
+void unpack_activations(const Q8Block& x, int32_t a[32]) {
+  for (int j = 0; j < 32; ++j) a[j] = x.q[j];
+}
+void unpack_activations(const Q15Block& x, int32_t a[32]) {
+  for (int j = 0; j < 32; ++j) a[j] = 128 * x.hi[j] + x.lo[j];
+}
 
 template <DType T, typename Block>
 void packed_ref(const uint8_t* group, const Block* x, int64_t nb, int n_tokens, float* out) {
-  const size_t head = T == DType::Q4_1 ? 32 : 16, bytes = head + (T == DType::Q8_0 ? 256 : 128);
-  for (int t = 0; t < n_tokens; ++t)
-    for (int r = 0; r < 8; ++r) {
-      float acc = 0, accm = 0;
-      const uint8_t* g = group;
-      for (int64_t b = 0; b < nb; ++b, g += bytes) {
-        const Block& xb = x[t * nb + b];
-        const uint8_t* q = g + head + 4 * r;  // lane r of each 32-byte chunk
+  constexpr bool kMin = T == DType::Q4_1 || T == DType::Q5_1, kHigh = T == DType::Q5_0 || T == DType::Q5_1;
+  constexpr size_t kBytes = (kMin ? 32 : 16) + (kHigh ? 32 : 0) + (T == DType::Q8_0 ? 256 : 128);
+  float acc[kMaxMultiTokens][8] = {}, accm[kMaxMultiTokens][8] = {};
+  int32_t w[8][32], a[32];
+  const uint8_t* g = group;
+  for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    unpack_block<T>(g, w);
+    for (int t = 0; t < n_tokens; ++t) {
+      const Block& xb = x[t * nb + b];
+      unpack_activations(xb, a);
+      for (int r = 0; r < 8; ++r) {
         int32_t sum = 0;
-        for (int j = 0; j < 32; ++j) {
-          const int w = T == DType::Q8_0 ? static_cast<int8_t>(q[32 * (j / 4) + j % 4])
-                        : j < 16         ? q[32 * (j / 4) + j % 4] & 0xf
-                                         : q[32 * ((j - 16) / 4) + j % 4] >> 4;
-          sum += w * activation(xb, j);
-        }
+        for (int j = 0; j < 32; ++j) sum += w[r][j] * a[j];
         const float d = ld_half(g + 2 * r);
-        acc = std::fma(d * xb.d, static_cast<float>(sum), acc);
-        if (T != DType::Q8_0) accm = std::fma(T == DType::Q4_1 ? ld_half(g + 16 + 2 * r) : d * -8.0f, xb.s, accm);
+        acc[t][r] = std::fma(d * xb.d, static_cast<float>(sum), acc[t][r]);
+        if (T == DType::Q8_0) continue;
+        const float m = kMin ? ld_half(g + 16 + 2 * r) : d * (T == DType::Q5_0 ? -16.0f : -8.0f);
+        accm[t][r] = std::fma(m, xb.s, accm[t][r]);
       }
-      out[t * 8 + r] = T == DType::Q8_0 ? acc : acc + accm;
     }
+  }
+  for (int t = 0; t < n_tokens; ++t)
+    for (int r = 0; r < 8; ++r) out[t * 8 + r] = T == DType::Q8_0 ? acc[t][r] : acc[t][r] + accm[t][r];
 }
 
 void f16_to_f32_ref(const uint16_t* src, float* dst, int64_t n) {
@@ -158,6 +185,8 @@ PackedDotFn KernelTable::packed_dot(DType t) const {
   switch (t) {
     case DType::Q4_0: return packed_q4_0;
     case DType::Q4_1: return packed_q4_1;
+    case DType::Q5_0: return packed_q5_0;
+    case DType::Q5_1: return packed_q5_1;
     case DType::Q8_0: return packed_q8_0;
     default: return nullptr;
   }
@@ -167,6 +196,8 @@ PackedDot15Fn KernelTable::packed_dot15(DType t) const {
   switch (t) {
     case DType::Q4_0: return packed15_q4_0;
     case DType::Q4_1: return packed15_q4_1;
+    case DType::Q5_0: return packed15_q5_0;
+    case DType::Q5_1: return packed15_q5_1;
     case DType::Q8_0: return packed15_q8_0;
     default: return nullptr;
   }
@@ -205,9 +236,13 @@ const KernelTable& ref_kernels() {
                              .attn_values_q8 = attn_values_q8_ref,
                              .packed_q4_0 = packed_ref<DType::Q4_0, Q8Block>,
                              .packed_q4_1 = packed_ref<DType::Q4_1, Q8Block>,
+                             .packed_q5_0 = packed_ref<DType::Q5_0, Q8Block>,
+                             .packed_q5_1 = packed_ref<DType::Q5_1, Q8Block>,
                              .packed_q8_0 = packed_ref<DType::Q8_0, Q8Block>,
                              .packed15_q4_0 = packed_ref<DType::Q4_0, Q15Block>,
                              .packed15_q4_1 = packed_ref<DType::Q4_1, Q15Block>,
+                             .packed15_q5_0 = packed_ref<DType::Q5_0, Q15Block>,
+                             .packed15_q5_1 = packed_ref<DType::Q5_1, Q15Block>,
                              .packed15_q8_0 = packed_ref<DType::Q8_0, Q15Block>,
                              .to_q8 = quantize_q8,
                              .to_q15 = quantize_q15};

@@ -355,9 +355,13 @@ const KernelTable* x86_kernels() {
                              .attn_values_q8 = attn_values_q8_avx2,
                              .packed_q4_0 = packed_q4_0_avx2,
                              .packed_q4_1 = packed_q4_1_avx2,
+                             .packed_q5_0 = packed_q5_0_avx2,
+                             .packed_q5_1 = packed_q5_1_avx2,
                              .packed_q8_0 = packed_q8_0_avx2,
                              .packed15_q4_0 = packed15_q4_0_avx2,
                              .packed15_q4_1 = packed15_q4_1_avx2,
+                             .packed15_q5_0 = packed15_q5_0_avx2,
+                             .packed15_q5_1 = packed15_q5_1_avx2,
                              .packed15_q8_0 = packed15_q8_0_avx2,
                              .to_q8 = quantize_q8_avx2,
                              .to_q15 = quantize_q15_avx2};
@@ -370,9 +374,13 @@ const KernelTable* x86_vnni_kernels() {
     v.name = "avx2+vnni";
     v.packed_q4_0 = packed_q4_0_vnni;
     v.packed_q4_1 = packed_q4_1_vnni;
+    v.packed_q5_0 = packed_q5_0_vnni;
+    v.packed_q5_1 = packed_q5_1_vnni;
     v.packed_q8_0 = packed_q8_0_vnni;
     v.packed15_q4_0 = packed15_q4_0_vnni;
     v.packed15_q4_1 = packed15_q4_1_vnni;
+    v.packed15_q5_0 = packed15_q5_0_vnni;
+    v.packed15_q5_1 = packed15_q5_1_vnni;
     v.packed15_q8_0 = packed15_q8_0_vnni;
     return v;
   }();

@@ -15,9 +15,13 @@ namespace minnow::kernels {
 #define MINNOW_PACKED_KERNELS(isa)                                                                          \
   void packed_q4_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
   void packed_q4_1_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q5_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q5_1_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
   void packed_q8_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
   void packed15_q4_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
   void packed15_q4_1_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q5_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q5_1_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
   void packed15_q8_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
 MINNOW_PACKED_KERNELS(avx2)
 MINNOW_PACKED_KERNELS(vnni)
@@ -42,7 +46,8 @@ inline __m256i broadcast4(const int8_t* q, int j) {
 }
 
 // IntDot (one per instruction set) gives, in lane r, row r's 32-element integer sum:
-//   nibble_dot(w, q):    w[j] unsigned (0..15), against activation bytes 4j..4j+3
+//   nibble_dot<k5>(w, q): w[j] unsigned (0..15, or 0..31 with k5), against activation
+//                         bytes 4j..4j+3
 //   signed_dot(aw, sx):  aw[j] unsigned (|w|), sx[j] signed (x with w's sign), per lane
 template <typename IntDot>
 inline __m256i signed_weights_dot(const __m256i w[8], const __m256i aw[8], const int8_t* q) {
@@ -55,9 +60,9 @@ inline __m256i signed_weights_dot(const __m256i w[8], const __m256i aw[8], const
 // 128 * (w . hi) + (w . lo), exact in int32.
 struct Int8Activations {
   using Block = Q8Block;
-  template <typename IntDot>
+  template <typename IntDot, bool k5>
   static __m256i nibbles(const __m256i w[8], const Block& x) {
-    return IntDot::nibble_dot(w, x.q);
+    return IntDot::template nibble_dot<k5>(w, x.q);
   }
   template <typename IntDot>
   static __m256i bytes(const __m256i w[8], const __m256i aw[8], const Block& x) {
@@ -67,9 +72,10 @@ struct Int8Activations {
 
 struct Split15Activations {
   using Block = Q15Block;
-  template <typename IntDot>
+  template <typename IntDot, bool k5>
   static __m256i nibbles(const __m256i w[8], const Block& x) {
-    return _mm256_add_epi32(_mm256_slli_epi32(IntDot::nibble_dot(w, x.hi), 7), IntDot::nibble_dot(w, x.lo));
+    return _mm256_add_epi32(_mm256_slli_epi32(IntDot::template nibble_dot<k5>(w, x.hi), 7),
+                            IntDot::template nibble_dot<k5>(w, x.lo));
   }
   template <typename IntDot>
   static __m256i bytes(const __m256i w[8], const __m256i aw[8], const Block& x) {
@@ -78,9 +84,30 @@ struct Split15Activations {
   }
 };
 
-template <typename IntDot, typename Act, bool kMin, int NT>
+// Q5: ORs each element's fifth bit (as 16) into its nibble byte. Chunk i's bits sit in
+// byte (r%4)*4 + i of each 16-byte half (rows 0-3, 4-7): one in-lane shuffle hands every
+// lane its row's byte, then bit e (low nibbles) or 4+e (high) selects byte e's bit.
+inline void add_fifth_bits(const uint8_t* h, __m256i w[8]) {
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12,  //
+                                          0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+  const __m256i low_mask = _mm256_set1_epi32(0x08040201), high_mask = _mm256_set1_epi32(static_cast<int>(0x80402010u));
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  for (int i = 0; i < 4; ++i) {
+    const __m256i mine = _mm256_shuffle_epi8(bits, _mm256_add_epi8(spread, _mm256_set1_epi8(static_cast<char>(i))));
+    const __m256i lo = _mm256_cmpeq_epi8(_mm256_and_si256(mine, low_mask), low_mask);
+    const __m256i hi = _mm256_cmpeq_epi8(_mm256_and_si256(mine, high_mask), high_mask);
+    w[i] = _mm256_or_si256(w[i], _mm256_and_si256(lo, sixteen));
+    w[i + 4] = _mm256_or_si256(w[i + 4], _mm256_and_si256(hi, sixteen));
+  }
+}
+
+// Q4_0/Q4_1/Q5_0/Q5_1 rows: nibbles (plus fifth bits), row scales, minimums (or the
+// format's offset times the scale).
+template <typename IntDot, typename Act, DType T, int NT>
 inline void q4_group(const uint8_t* g, const typename Act::Block* x, int64_t nb, float* out) {
-  constexpr size_t kHead = kMin ? 32 : 16, kBytes = kHead + 128;
+  constexpr bool kMin = T == DType::Q4_1 || T == DType::Q5_1, k5 = T == DType::Q5_0 || T == DType::Q5_1;
+  constexpr size_t kHighAt = kMin ? 32 : 16, kQuantsAt = kHighAt + (k5 ? 32 : 0), kBytes = kQuantsAt + 128;
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   __m256 acc[NT], accm[NT];
   for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm256_setzero_ps();
@@ -88,16 +115,17 @@ inline void q4_group(const uint8_t* g, const typename Act::Block* x, int64_t nb,
     prefetch_block<kBytes>(g);
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
     const __m256 m = kMin ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16)))
-                          : _mm256_mul_ps(d, _mm256_set1_ps(-8.0f));
+                          : _mm256_mul_ps(d, _mm256_set1_ps(k5 ? -16.0f : -8.0f));
     __m256i w[8];
     for (int i = 0; i < 4; ++i) {
-      const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kHead + 32 * i));
+      const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + kQuantsAt + 32 * i));
       w[i] = _mm256_and_si256(p, low4);
       w[i + 4] = _mm256_and_si256(_mm256_srli_epi16(p, 4), low4);
     }
+    if constexpr (k5) add_fifth_bits(g + kHighAt, w);
     for (int t = 0; t < NT; ++t) {
       const auto& xb = x[t * nb + b];
-      const __m256i sum = Act::template nibbles<IntDot>(w, xb);
+      const __m256i sum = Act::template nibbles<IntDot, k5>(w, xb);
       acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xb.d)), _mm256_cvtepi32_ps(sum), acc[t]);
       accm[t] = _mm256_fmadd_ps(m, _mm256_set1_ps(xb.s), accm[t]);
     }
@@ -141,7 +169,7 @@ void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb
     if constexpr (T == DType::Q8_0)
       q8_group<IntDot, Act, nt.value>(group, x, nb, out);
     else
-      q4_group<IntDot, Act, T == DType::Q4_1, nt.value>(group, x, nb, out);
+      q4_group<IntDot, Act, T, nt.value>(group, x, nb, out);
   });
 }
 
@@ -155,6 +183,12 @@ void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb
   void packed_q4_1_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
     packed_group<IntDot, Int8Activations, DType::Q4_1>(g, x, nb, n, out);                                  \
   }                                                                                                        \
+  void packed_q5_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q5_0>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q5_1_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q5_1>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
   void packed_q8_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
     packed_group<IntDot, Int8Activations, DType::Q8_0>(g, x, nb, n, out);                                  \
   }                                                                                                        \
@@ -163,6 +197,12 @@ void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb
   }                                                                                                        \
   void packed15_q4_1_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
     packed_group<IntDot, Split15Activations, DType::Q4_1>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q5_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q5_0>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q5_1_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q5_1>(g, x, nb, n, out);                               \
   }                                                                                                        \
   void packed15_q8_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
     packed_group<IntDot, Split15Activations, DType::Q8_0>(g, x, nb, n, out);                               \

@@ -18,6 +18,7 @@ inline __m256i dot8(const __m256i u[8], Operand s) {
 }
 
 struct Dpbusd {
+  template <bool>  // vpdpbusd adds in int32: 4- and 5-bit weights alike
   static __m256i nibble_dot(const __m256i w[8], const int8_t* q) {
     return dot8(w, [q](int j) { return broadcast4(q, j); });
   }
