@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/ops.hpp"
 #include "kernels/x86/fused_rows.hpp"
@@ -111,6 +112,18 @@ void axpy_f16_avx2(float a, const uint16_t* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] += a * _cvtsh_ss(x[i]);
 }
 
+// Calls fn(std::integral_constant<int, NQ>) for nq (1..kMaxAttnQueries) query heads, so
+// each attention kernel is compiled once per group size.
+template <typename Fn>
+inline void with_queries(int nq, Fn fn) {
+  switch (nq) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    default: return fn(std::integral_constant<int, 4>{});
+  }
+}
+
 // Up to 4 queries per K row: the row's halves are converted once per 8 values for all of
 // them; each dot is dot_f16_avx2's sequence (one accumulator, hsum, scalar tail).
 template <int NQ>
@@ -134,12 +147,7 @@ void scores_f16(const float* q, const uint16_t* k, int64_t stride, int64_t n, in
 
 void attn_scores_f16_avx2(const float* q, int nq, const uint16_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
                           int64_t s_stride) {
-  switch (nq) {
-    case 1: return scores_f16<1>(q, k, stride, n, hd, s, s_stride);
-    case 2: return scores_f16<2>(q, k, stride, n, hd, s, s_stride);
-    case 3: return scores_f16<3>(q, k, stride, n, hd, s, s_stride);
-    default: return scores_f16<4>(q, k, stride, n, hd, s, s_stride);
-  }
+  with_queries(nq, [&](auto g) { scores_f16<g.value>(q, k, stride, n, hd, s, s_stride); });
 }
 
 // Sixteen output columns of up to 4 queries stay in registers over all positions; per
@@ -175,12 +183,7 @@ void values_f16(const float* w, int64_t w_stride, const uint16_t* v, int64_t str
 
 void attn_values_f16_avx2(const float* w, int nq, int64_t w_stride, const uint16_t* v, int64_t stride, int64_t n,
                           int64_t hd, float* out) {
-  switch (nq) {
-    case 1: return values_f16<1>(w, w_stride, v, stride, n, hd, out);
-    case 2: return values_f16<2>(w, w_stride, v, stride, n, hd, out);
-    case 3: return values_f16<3>(w, w_stride, v, stride, n, hd, out);
-    default: return values_f16<4>(w, w_stride, v, stride, n, hd, out);
-  }
+  with_queries(nq, [&](auto g) { values_f16<g.value>(w, w_stride, v, stride, n, hd, out); });
 }
 
 // Q8_0 cache rows: 8 values of a block, dequantized (q * d, as the reference does).
@@ -209,12 +212,7 @@ void scores_q8(const float* q, const uint8_t* k, int64_t stride, int64_t n, int6
 
 void attn_scores_q8_avx2(const float* q, int nq, const uint8_t* k, int64_t stride, int64_t n, int64_t hd, float* s,
                          int64_t s_stride) {
-  switch (nq) {
-    case 1: return scores_q8<1>(q, k, stride, n, hd, s, s_stride);
-    case 2: return scores_q8<2>(q, k, stride, n, hd, s, s_stride);
-    case 3: return scores_q8<3>(q, k, stride, n, hd, s, s_stride);
-    default: return scores_q8<4>(q, k, stride, n, hd, s, s_stride);
-  }
+  with_queries(nq, [&](auto g) { scores_q8<g.value>(q, k, stride, n, hd, s, s_stride); });
 }
 
 // Sixteen output columns (half a block) of up to 4 queries stay in registers over all
@@ -247,12 +245,7 @@ void values_q8(const float* w, int64_t w_stride, const uint8_t* v, int64_t strid
 
 void attn_values_q8_avx2(const float* w, int nq, int64_t w_stride, const uint8_t* v, int64_t stride, int64_t n,
                          int64_t hd, float* out) {
-  switch (nq) {
-    case 1: return values_q8<1>(w, w_stride, v, stride, n, hd, out);
-    case 2: return values_q8<2>(w, w_stride, v, stride, n, hd, out);
-    case 3: return values_q8<3>(w, w_stride, v, stride, n, hd, out);
-    default: return values_q8<4>(w, w_stride, v, stride, n, hd, out);
-  }
+  with_queries(nq, [&](auto g) { values_q8<g.value>(w, w_stride, v, stride, n, hd, out); });
 }
 
 void f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
