@@ -65,22 +65,24 @@ MATMUL_BENCH(Q4_0, 1, false);
 MATMUL_BENCH(Q4_K, 1, false);
 MATMUL_BENCH(F16, 1, false);
 
-// One packed-row kernel over a 1536 x 576 matrix (SmolLM2's ffn_up), one thread, one
-// token, per kernel table: the integer dot instructions compared.
+// One packed-row kernel over a 1536 x 576 matrix (SmolLM2's ffn_up; K-quants: 640 x 2048,
+// Gemma 3 270M's ffn_down), one thread, one token, per kernel table: the integer dot
+// instructions compared.
 void BM_PackedRows(benchmark::State& state, DType t, int table, bool int8) {
   const KernelTable* kt = table == 0 ? &ref_kernels() : table == 1 ? x86_kernels() : x86_vnni_kernels();
   if (!kt || (table > 0 && !cpu_has_x86_kernels()) || (table == 2 && !cpu_has_avx_vnni())) {
     state.SkipWithError("kernel table not available on this CPU");
     return;
   }
-  const int64_t rows = 1536, cols = 576, nb = cols / 32;
+  const bool k_quant = dtype_traits(t).block_size == 256;
+  const int64_t rows = k_quant ? 640 : 1536, cols = k_quant ? 2048 : 576, nb = cols / 32;
   Matrix m = make_matrix(t, rows, cols);
   std::vector<float> x(static_cast<size_t>(cols), 0.01f), out(8);
   std::vector<Q8Block> x8(static_cast<size_t>(nb));
   std::vector<Q15Block> x15(static_cast<size_t>(nb));
   quantize_q8(x.data(), cols, x8.data());
   quantize_q15(x.data(), cols, x15.data());
-  const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(t);
+  const size_t group_bytes = packed_group_bytes(t, cols);
   for (auto _ : state) {
     for (int64_t g = 0; g < rows / kPackRows; ++g) {
       const uint8_t* group = m.packed.data() + static_cast<size_t>(g) * group_bytes;
@@ -105,6 +107,9 @@ PACKED_BENCH(Q4_0);
 PACKED_BENCH(Q4_1);
 PACKED_BENCH(Q5_0);
 PACKED_BENCH(Q8_0);
+PACKED_BENCH(Q4_K);
+PACKED_BENCH(Q5_K);
+PACKED_BENCH(Q6_K);
 
 // Fused dequantize-dot rows (x86) against the fallback they replace (dequantize a row,
 // then dot_f32), one thread, a Gemma 3 270M ffn_down-sized matrix (640 x 2048).

@@ -1,5 +1,5 @@
 // The one matmul entry point.
-// - Packed Q4_0/Q4_1/Q8_0 weights (all rows, decode or prompt): the activations are rounded
+// - Packed weights (kernels/packed.hpp) (all rows, decode or prompt): the activations are rounded
 //   once per call to 15-bit (or int8) blocks, then each task takes 32 weight rows and runs
 //   the packed kernel over them for 4 tokens at a time (each block unpacked once for the
 //   4; the 4 tokens' blocks stay in L1 while the task's rows are swept).
@@ -108,7 +108,7 @@ const Block* quantized(const float* x, int64_t n_tokens, int64_t k, void (*quant
 template <typename Block, typename Kernel>
 void packed_rows(const WeightView& w, Kernel kernel, const Block* xq, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
   const int64_t nb = w.cols / 32;
-  const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(w.type);
+  const size_t group_bytes = packed_group_bytes(w.type, w.cols);
   float out[kMaxMultiTokens * kPackRows];
   for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
     const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));

@@ -43,7 +43,9 @@ void quantize_q15(const float* x, int64_t k, Q15Block* out);  // the reference (
 // activation blocks: out[t * 8 + r] = row r . token t. Per row: exact integer block sums,
 // then acc = fma(d_r * x.d, sum, acc) block by block (and minimums in a second
 // accumulator: fma(m_r, x.s, .), m = -8 d for Q4_0, -16 d for Q5_0), in that order on
-// every path, so SIMD and scalar agree bit for bit and n_tokens changes nothing.
+// every path, so SIMD and scalar agree bit for bit and n_tokens changes nothing. K-quants:
+// the same per 32-column sub-block with d_r * sc (Q6_K: per 16 columns, two sums) as the
+// row scale and dmin_r * mn as the minimum, subtracted (fma(-min, x.s, .)).
 using PackedDotFn = void (*)(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);
 using PackedDot15Fn = void (*)(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
 constexpr int kMaxMultiTokens = 4;
@@ -81,8 +83,9 @@ struct KernelTable {
   // Kernels for packed rows of t (kernels/packed.hpp) against int8 or 15-bit activations.
   PackedDotFn packed_dot(DType t) const;  // or nullptr
   PackedDot15Fn packed_dot15(DType t) const;
-  PackedDotFn packed_q4_0, packed_q4_1, packed_q5_0, packed_q5_1, packed_q8_0;
-  PackedDot15Fn packed15_q4_0, packed15_q4_1, packed15_q5_0, packed15_q5_1, packed15_q8_0;
+  PackedDotFn packed_q4_0, packed_q4_1, packed_q5_0, packed_q5_1, packed_q8_0, packed_q4_k, packed_q5_k, packed_q6_k;
+  PackedDot15Fn packed15_q4_0, packed15_q4_1, packed15_q5_0, packed15_q5_1, packed15_q8_0, packed15_q4_k, packed15_q5_k,
+      packed15_q6_k;
   // quantize_q8 / quantize_q15, bit for bit.
   void (*to_q8)(const float* x, int64_t k, Q8Block* out);
   void (*to_q15)(const float* x, int64_t k, Q15Block* out);

@@ -118,17 +118,6 @@ void deq_q8_1(const void* src, float* dst, int64_t nb) {
   }
 }
 
-// The 6-bit scale and min of sub-block j packed into the 12 bytes of a Q4_K/Q5_K block.
-inline void k_scale_min(int j, const uint8_t* s, uint8_t* sc, uint8_t* mn) {
-  if (j < 4) {
-    *sc = s[j] & 63;
-    *mn = s[j + 4] & 63;
-  } else {
-    *sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
-    *mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
 // Q4_K: f16 d, f16 dmin, 12 bytes scales, 128 bytes nibbles; 8 sub-blocks of 32;
 // x = d*sc*q - dmin*m. Each 32-byte run of qs holds two sub-blocks (low, then high nibbles).
 void deq_q4_k(const void* src, float* dst, int64_t nb) {

@@ -28,6 +28,18 @@ struct DTypeTraits {
 // as f16), q = round(x / d).
 void quantize_q8_0(const float* x, void* dst, int64_t n_blocks);
 
+// The 6-bit scale and minimum of sub-block j (0..7) from the 12 scale bytes of a Q4_K/Q5_K
+// block.
+inline void k_scale_min(int j, const uint8_t* s, uint8_t* sc, uint8_t* mn) {
+  if (j < 4) {
+    *sc = s[j] & 63;
+    *mn = s[j + 4] & 63;
+  } else {
+    *sc = static_cast<uint8_t>((s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4));
+    *mn = static_cast<uint8_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+  }
+}
+
 // nullptr for a type id minnow does not know at all.
 const DTypeTraits* dtype_traits(uint32_t type_id);
 const DTypeTraits& dtype_traits(DType t);

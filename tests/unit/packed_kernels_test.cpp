@@ -19,19 +19,32 @@ using namespace minnow::kernels;
 
 namespace {
 
-constexpr DType kTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0};
+constexpr DType kTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
+                            DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+bool is_k(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
+
+// Column counts to try: any multiple of the block (256 for K-quants).
+std::vector<int64_t> widths(DType t, std::initializer_list<int64_t> plain) {
+  if (is_k(t)) return {256, 512, 768, 2048};
+  return plain;
+}
 
 // Random quants with small finite f16 scales (and minimums).
 std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
   const DTypeTraits& tr = dtype_traits(t);
-  const int64_t blocks = rows * cols / 32;
+  const int64_t blocks = rows * cols / tr.block_size;
   std::vector<uint8_t> b(static_cast<size_t>(blocks * tr.block_bytes));
   for (auto& x : b) x = static_cast<uint8_t>(rng());
   std::uniform_real_distribution<float> sc(-0.05f, 0.05f);
+  // Where the f16 scales sit: d (and a minimum) at the start, Q6_K's d at the end.
+  const std::vector<int> halves = t == DType::Q6_K                                         ? std::vector<int>{208}
+                                  : t == DType::Q4_1 || t == DType::Q5_1 || is_k(t) ? std::vector<int>{0, 2}
+                                                                                            : std::vector<int>{0};
   for (int64_t i = 0; i < blocks; ++i)
-    for (int h = 0; h < (t == DType::Q4_1 || t == DType::Q5_1 ? 2 : 1); ++h) {
-      const uint16_t v = fp32_to_fp16(sc(rng));
-      std::memcpy(&b[static_cast<size_t>(i * tr.block_bytes + 2 * h)], &v, 2);
+    for (int at : halves) {
+      const uint16_t v = fp32_to_fp16(is_k(t) ? std::fabs(sc(rng)) * 0.1f : sc(rng));
+      std::memcpy(&b[static_cast<size_t>(i * tr.block_bytes + at)], &v, 2);
     }
   return b;
 }
@@ -44,7 +57,8 @@ struct Packed {
 Packed make(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
   Packed p;
   p.file = random_matrix(t, rows, cols, rng);
-  p.w = {t, p.file.data(), rows, cols, static_cast<size_t>(cols / 32 * dtype_traits(t).block_bytes)};
+  const DTypeTraits& tr = dtype_traits(t);
+  p.w = {t, p.file.data(), rows, cols, static_cast<size_t>(cols / tr.block_size * tr.block_bytes)};
   p.packed.resize(packed_bytes(t, rows, cols));
   pack_rows(p.w, p.packed.data());
   p.w.packed = p.packed.data();
@@ -91,7 +105,7 @@ TEST(PackedKernels, DequantizeMatchesTheFileLayout) {
   std::mt19937 rng(11);
   for (DType t : kTypes)
     for (int64_t rows : {1, 7, 8, 13, 24})
-      for (int64_t cols : {32, 96, 576}) {
+      for (int64_t cols : widths(t, {32, 96, 576})) {
         Packed p = make(t, rows, cols, rng);
         std::vector<float> want(static_cast<size_t>(cols)), got(static_cast<size_t>(rows * cols));
         dequantize_packed(p.w, 0, rows, got.data());
@@ -108,13 +122,13 @@ template <typename Block>
 void scalar_kernel_matches_float_dot() {
   std::mt19937 rng(12);
   for (DType t : kTypes)
-    for (int64_t cols : {32, 64, 96, 576, 1536}) {
+    for (int64_t cols : widths(t, {32, 64, 96, 576, 1536})) {
       Packed p = make(t, 13, cols, rng);
       const int64_t nb = cols / 32;
       auto xq = quantized_activations<Block>(1, cols, rng);
       std::vector<float> x(static_cast<size_t>(cols)), w(static_cast<size_t>(cols));
       for (int64_t i = 0; i < cols; ++i) x[static_cast<size_t>(i)] = value(xq[static_cast<size_t>(i / 32)], i % 32);
-      const size_t group_bytes = static_cast<size_t>(nb) * packed_group_block_bytes(t);
+      const size_t group_bytes = packed_group_bytes(t, cols);
       for (int64_t g = 0; g < 2; ++g) {
         float out[8];
         kernel<Block>(ref_kernels(), t)(p.packed.data() + g * group_bytes, xq.data(), nb, 1, out);
@@ -145,7 +159,7 @@ template <typename Block>
 void simd_kernels_equal_scalar() {
   std::mt19937 rng(13);
   for (DType t : kTypes)
-    for (int64_t cols : {32, 64, 160, 576, 1536}) {
+    for (int64_t cols : widths(t, {32, 64, 160, 576, 1536})) {
       Packed p = make(t, 8, cols, rng);
       const int64_t nb = cols / 32;
       auto xq = quantized_activations<Block>(kMaxMultiTokens, cols, rng);
@@ -196,7 +210,7 @@ TEST(PackedKernels, MatmulOverPackedRowsMatchesFileLayout) {
   for (DType t : kTypes)
     for (int64_t rows : {5, 37, 64})
       for (bool int8 : {false, true}) {
-        const int64_t cols = 96, nb = cols / 32;
+        const int64_t cols = is_k(t) ? 512 : 96, nb = cols / 32;
         Packed p = make(t, rows, cols, rng);
         WeightView plain = p.w;
         plain.packed = nullptr;

@@ -89,6 +89,23 @@ void unpack_block(const uint8_t* g, int32_t w[8][32]) {
       }
 }
 
+// A K-quant sub-block (packed.hpp): `planes` bit planes (bits 4, 5) then the nibbles.
+void unpack_k_sub(const uint8_t* sub, int planes, int32_t w[8][32]) {
+  const uint8_t* q = sub + 32 * planes;
+  for (int r = 0; r < 8; ++r)
+    for (int i = 0; i < 4; ++i)
+      for (int e = 0; e < 4; ++e) {
+        const uint8_t byte = q[32 * i + 4 * r + e];
+        w[r][4 * i + e] = byte & 0xf;
+        w[r][16 + 4 * i + e] = byte >> 4;
+        for (int p = 0; p < planes; ++p) {
+          const uint8_t high = sub[32 * p + (r / 4) * 16 + (r % 4) * 4 + i];
+          w[r][4 * i + e] |= ((high >> e) & 1) << (4 + p);
+          w[r][16 + 4 * i + e] |= ((high >> (4 + e)) & 1) << (4 + p);
+        }
+      }
+}
+
 void unpack_activations(const Q8Block& x, int32_t a[32]) {
   for (int j = 0; j < 32; ++j) a[j] = x.q[j];
 }
@@ -121,6 +138,45 @@ void packed_ref(const uint8_t* group, const Block* x, int64_t nb, int n_tokens, 
   }
   for (int t = 0; t < n_tokens; ++t)
     for (int r = 0; r < 8; ++r) out[t * 8 + r] = T == DType::Q8_0 ? acc[t][r] : acc[t][r] + accm[t][r];
+}
+
+template <DType T, typename Block>
+void packed_k_ref(const uint8_t* group, const Block* x, int64_t nb, int n_tokens, float* out) {
+  constexpr bool k6 = T == DType::Q6_K;
+  constexpr int kPlanes = T == DType::Q4_K ? 0 : T == DType::Q5_K ? 1 : 2;
+  constexpr size_t kHeader = k6 ? 144 : 160, kSub = 32 * kPlanes + 128, kSuper = kHeader + 8 * kSub;
+  float acc[kMaxMultiTokens][8] = {}, accm[kMaxMultiTokens][8] = {};
+  int32_t w[8][32], a[32];
+  const uint8_t* g = group;
+  for (int64_t s = 0; s < nb / 8; ++s, g += kSuper)
+    for (int j = 0; j < 8; ++j) {
+      unpack_k_sub(g + kHeader + j * kSub, kPlanes, w);
+      for (int t = 0; t < n_tokens; ++t) {
+        const Block& xb = x[t * nb + 8 * s + j];
+        unpack_activations(xb, a);
+        for (int r = 0; r < 8; ++r) {
+          const float d = ld_half(g + 2 * r);
+          if (k6) {  // q - 32, and a scale per 16 columns
+            int32_t lo = 0, hi = 0;
+            for (int c = 0; c < 16; ++c) lo += (w[r][c] - 32) * a[c];
+            for (int c = 16; c < 32; ++c) hi += (w[r][c] - 32) * a[c];
+            const auto sc_lo = static_cast<float>(static_cast<int8_t>(g[16 + 8 * (2 * j) + r]));
+            const auto sc_hi = static_cast<float>(static_cast<int8_t>(g[16 + 8 * (2 * j + 1) + r]));
+            acc[t][r] = std::fma(d * sc_lo * xb.d, static_cast<float>(lo), acc[t][r]);
+            acc[t][r] = std::fma(d * sc_hi * xb.d, static_cast<float>(hi), acc[t][r]);
+            continue;
+          }
+          int32_t sum = 0;
+          for (int c = 0; c < 32; ++c) sum += w[r][c] * a[c];
+          const float scale = d * static_cast<float>(g[32 + 8 * j + r]);
+          const float min = ld_half(g + 16 + 2 * r) * static_cast<float>(g[96 + 8 * j + r]);
+          acc[t][r] = std::fma(scale * xb.d, static_cast<float>(sum), acc[t][r]);
+          accm[t][r] = std::fma(-min, xb.s, accm[t][r]);
+        }
+      }
+    }
+  for (int t = 0; t < n_tokens; ++t)
+    for (int r = 0; r < 8; ++r) out[t * 8 + r] = acc[t][r] + accm[t][r];
 }
 
 void f16_to_f32_ref(const uint16_t* src, float* dst, int64_t n) {
@@ -188,6 +244,9 @@ PackedDotFn KernelTable::packed_dot(DType t) const {
     case DType::Q5_0: return packed_q5_0;
     case DType::Q5_1: return packed_q5_1;
     case DType::Q8_0: return packed_q8_0;
+    case DType::Q4_K: return packed_q4_k;
+    case DType::Q5_K: return packed_q5_k;
+    case DType::Q6_K: return packed_q6_k;
     default: return nullptr;
   }
 }
@@ -199,6 +258,9 @@ PackedDot15Fn KernelTable::packed_dot15(DType t) const {
     case DType::Q5_0: return packed15_q5_0;
     case DType::Q5_1: return packed15_q5_1;
     case DType::Q8_0: return packed15_q8_0;
+    case DType::Q4_K: return packed15_q4_k;
+    case DType::Q5_K: return packed15_q5_k;
+    case DType::Q6_K: return packed15_q6_k;
     default: return nullptr;
   }
 }
@@ -239,11 +301,17 @@ const KernelTable& ref_kernels() {
                              .packed_q5_0 = packed_ref<DType::Q5_0, Q8Block>,
                              .packed_q5_1 = packed_ref<DType::Q5_1, Q8Block>,
                              .packed_q8_0 = packed_ref<DType::Q8_0, Q8Block>,
+                             .packed_q4_k = packed_k_ref<DType::Q4_K, Q8Block>,
+                             .packed_q5_k = packed_k_ref<DType::Q5_K, Q8Block>,
+                             .packed_q6_k = packed_k_ref<DType::Q6_K, Q8Block>,
                              .packed15_q4_0 = packed_ref<DType::Q4_0, Q15Block>,
                              .packed15_q4_1 = packed_ref<DType::Q4_1, Q15Block>,
                              .packed15_q5_0 = packed_ref<DType::Q5_0, Q15Block>,
                              .packed15_q5_1 = packed_ref<DType::Q5_1, Q15Block>,
                              .packed15_q8_0 = packed_ref<DType::Q8_0, Q15Block>,
+                             .packed15_q4_k = packed_k_ref<DType::Q4_K, Q15Block>,
+                             .packed15_q5_k = packed_k_ref<DType::Q5_K, Q15Block>,
+                             .packed15_q6_k = packed_k_ref<DType::Q6_K, Q15Block>,
                              .to_q8 = quantize_q8,
                              .to_q15 = quantize_q15};
   return t;

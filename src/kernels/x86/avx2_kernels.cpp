@@ -351,11 +351,17 @@ const KernelTable* x86_kernels() {
                              .packed_q5_0 = packed_q5_0_avx2,
                              .packed_q5_1 = packed_q5_1_avx2,
                              .packed_q8_0 = packed_q8_0_avx2,
+                             .packed_q4_k = packed_q4_k_avx2,
+                             .packed_q5_k = packed_q5_k_avx2,
+                             .packed_q6_k = packed_q6_k_avx2,
                              .packed15_q4_0 = packed15_q4_0_avx2,
                              .packed15_q4_1 = packed15_q4_1_avx2,
                              .packed15_q5_0 = packed15_q5_0_avx2,
                              .packed15_q5_1 = packed15_q5_1_avx2,
                              .packed15_q8_0 = packed15_q8_0_avx2,
+                             .packed15_q4_k = packed15_q4_k_avx2,
+                             .packed15_q5_k = packed15_q5_k_avx2,
+                             .packed15_q6_k = packed15_q6_k_avx2,
                              .to_q8 = quantize_q8_avx2,
                              .to_q15 = quantize_q15_avx2};
   return &t;
@@ -370,11 +376,17 @@ const KernelTable* x86_vnni_kernels() {
     v.packed_q5_0 = packed_q5_0_vnni;
     v.packed_q5_1 = packed_q5_1_vnni;
     v.packed_q8_0 = packed_q8_0_vnni;
+    v.packed_q4_k = packed_q4_k_vnni;
+    v.packed_q5_k = packed_q5_k_vnni;
+    v.packed_q6_k = packed_q6_k_vnni;
     v.packed15_q4_0 = packed15_q4_0_vnni;
     v.packed15_q4_1 = packed15_q4_1_vnni;
     v.packed15_q5_0 = packed15_q5_0_vnni;
     v.packed15_q5_1 = packed15_q5_1_vnni;
     v.packed15_q8_0 = packed15_q8_0_vnni;
+    v.packed15_q4_k = packed15_q4_k_vnni;
+    v.packed15_q5_k = packed15_q5_k_vnni;
+    v.packed15_q6_k = packed15_q6_k_vnni;
     return v;
   }();
   return &t;

@@ -27,6 +27,12 @@ struct Maddubs {
     for (int j = 1; j < 8; ++j) s = _mm256_add_epi32(s, widen(_mm256_maddubs_epi16(aw[j], sx[j])));
     return s;
   }
+  // |w| <= 32: four pair sums of at most 2 * 32 * 127 still fit int16 (32512).
+  static __m256i small_signed_dot4(const __m256i aw[4], const __m256i sx[4]) {
+    __m256i s = _mm256_maddubs_epi16(aw[0], sx[0]);
+    for (int j = 1; j < 4; ++j) s = _mm256_add_epi16(s, _mm256_maddubs_epi16(aw[j], sx[j]));
+    return widen(s);
+  }
 };
 
 }  // namespace

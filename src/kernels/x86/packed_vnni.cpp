@@ -25,6 +25,11 @@ struct Dpbusd {
   static __m256i signed_dot(const __m256i aw[8], const __m256i sx[8]) {
     return dot8(aw, [sx](int j) { return sx[j]; });
   }
+  static __m256i small_signed_dot4(const __m256i aw[4], const __m256i sx[4]) {
+    const __m256i a = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw[0], sx[0]), aw[1], sx[1]);
+    const __m256i b = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aw[2], sx[2]), aw[3], sx[3]);
+    return _mm256_add_epi32(a, b);
+  }
 };
 
 }  // namespace
