@@ -80,6 +80,13 @@ struct KernelTable {
                          int64_t s_stride);
   void (*attn_values_q8)(const float* w, int nq, int64_t w_stride, const uint8_t* v, int64_t stride, int64_t n,
                          int64_t hd, float* out);
+  // --- Online (flash-attention) softmax, one tile of one query's raw scores at a time
+  // (kernels/ref/attention_ref.cpp, kernels/x86/attention_avx2.cpp). x = s * scale, then
+  // cap * tanh(x / cap) when cap > 0; m: the running max (-inf before the first tile), l:
+  // the running sum. m' = max(m, max x), s[i] = exp(x_i - m'), l = l * exp(m - m') + sum s;
+  // returns exp(m - m'), the factor the query's output accumulator must be scaled by.
+  float (*attn_softmax_tile)(float* s, int64_t n, float scale, float cap, float* m, float* l);
+  // ---
   // Kernels for packed rows of t (kernels/packed.hpp) against int8 or 15-bit activations.
   PackedDotFn packed_dot(DType t) const;  // or nullptr
   PackedDot15Fn packed_dot15(DType t) const;

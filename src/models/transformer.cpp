@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/attention.hpp"
 #include "models/rope.hpp"
 
 namespace minnow {
@@ -56,7 +57,8 @@ Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPoo
     r->cos.resize(B * half);
     r->sin.resize(B * half);
   }
-  scores_.resize(static_cast<size_t>(pool.size()) * kernels::kMaxAttnQueries * static_cast<size_t>(ctx));
+  attn_scratch_.resize(static_cast<size_t>(pool.size()) * attn_scratch_floats(c_.head_dim));
+  attn_blocks_.resize(B + 1);
   pos_.resize(B);
   rows_.resize(B);
   kvs_.resize(B);

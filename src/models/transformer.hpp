@@ -57,7 +57,8 @@ class Transformer {
   bool int8_;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
   RopeTable rope_global_, rope_local_;
-  std::vector<float> scores_;  // kMaxAttnQueries rows of ctx per thread
+  std::vector<float> attn_scratch_;  // attn_scratch_floats(head_dim) per thread (models/attention.hpp)
+  std::vector<int32_t> attn_blocks_;  // attention's row blocks: max_batch + 1 starts
   std::vector<int32_t> pos_, rows_;  // the single-sequence forward's batch description
   std::vector<KvCache*> kvs_;
 };

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/ops.hpp"
+#include "kernels/ref/attention_ref.hpp"
 #include "tensor/fp16.hpp"
 
 namespace minnow::kernels {
@@ -296,6 +297,7 @@ const KernelTable& ref_kernels() {
                              .attn_values_f16 = attn_values_f16_ref,
                              .attn_scores_q8 = attn_scores_q8_ref,
                              .attn_values_q8 = attn_values_q8_ref,
+                             .attn_softmax_tile = attn_softmax_tile_ref,
                              .packed_q4_0 = packed_ref<DType::Q4_0, Q8Block>,
                              .packed_q4_1 = packed_ref<DType::Q4_1, Q8Block>,
                              .packed_q5_0 = packed_ref<DType::Q5_0, Q8Block>,

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/ops.hpp"
+#include "kernels/x86/attention_avx2.hpp"
 #include "kernels/x86/fused_rows.hpp"
 #include "kernels/x86/packed_dot.hpp"
 #include "kernels/x86/softmax.hpp"
@@ -346,6 +347,7 @@ const KernelTable* x86_kernels() {
                              .attn_values_f16 = attn_values_f16_avx2,
                              .attn_scores_q8 = attn_scores_q8_avx2,
                              .attn_values_q8 = attn_values_q8_avx2,
+                             .attn_softmax_tile = attn_softmax_tile_avx2,
                              .packed_q4_0 = packed_q4_0_avx2,
                              .packed_q4_1 = packed_q4_1_avx2,
                              .packed_q5_0 = packed_q5_0_avx2,
