@@ -63,6 +63,25 @@ struct KernelTable {
   void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
   // s[i] = exp(s[i] - shift) for i < n; returns their sum (softmax's numerators).
   float (*exp_sum)(float* s, int64_t n, float shift);
+  // --- Fused element-wise kernels (kernels/ref/elementwise.cpp, kernels/x86/elementwise_avx2.cpp).
+  // Row by row: a row's numbers never depend on how many rows share the call. The SIMD
+  // versions match the scalar ones bit for bit (rope, rope_store_kv_f16), within 1 ulp of
+  // the scale (rmsnorm) or within rel 1e-6 (glu_*, their exp: a few ulps).
+  // rows rows of d values: y = x / sqrt(mean(x^2) + eps) * w, squares summed in double; y may be x.
+  void (*rmsnorm)(const float* x, const float* w, float* y, int64_t rows, int64_t d, float eps);
+  // RoPE in place over n_heads heads of head_dim (even) values by the angles whose cos/sin
+  // are given (head_dim / 2 each): (a, b) -> (a cos - b sin, a sin + b cos) for the pairs
+  // (2i, 2i + 1), or (i, i + head_dim / 2) when half_split (NeoX style).
+  void (*rope)(float* x, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin, bool half_split);
+  // The f16 KV cache write in one pass: k rotated as rope does, and v, each n_heads *
+  // head_dim values, rounded as f32_to_f16 into k_out / v_out; k itself is left unchanged.
+  void (*rope_store_kv_f16)(const float* k, const float* v, int64_t n_heads, int64_t head_dim, const float* cos,
+                            const float* sin, bool half_split, uint16_t* k_out, uint16_t* v_out);
+  // out[i] = act(gate[i]) * up[i] over n values (out may be gate): SwiGLU (SiLU) and GeGLU
+  // (GELU, tanh approximation: PyTorch's gelu_pytorch_tanh).
+  void (*glu_silu)(const float* gate, const float* up, float* out, int64_t n);
+  void (*glu_gelu_tanh)(const float* gate, const float* up, float* out, int64_t n);
+  // --- end of the element-wise kernels
   // y[i] += a * x[i] over an f16 row (attention's weighted sum of an f16 value cache).
   void (*axpy_f16)(float a, const uint16_t* x, float* y, int64_t n);
   // Attention over an f16 cache for nq (<= kMaxAttnQueries) query heads that share one KV

@@ -31,6 +31,10 @@ class KvCache {
   // The stored row (row_size() values of type()).
   const void* k(int layer, int pos) const { return at(k_.get(), layer, pos); }
   const void* v(int layer, int pos) const { return at(v_.get(), layer, pos); }
+  // Where a position's row is written by kernels that produce it in place of store_k /
+  // store_v (row_size() values of type()).
+  void* k_dst(int layer, int pos) { return k_.get() + offset(layer, pos); }
+  void* v_dst(int layer, int pos) { return v_.get() + offset(layer, pos); }
   // Where KV head h's head_dim values start within a row.
   size_t head_offset(int h) const { return static_cast<size_t>(h) * head_bytes_; }
 

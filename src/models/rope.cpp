@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/ops.hpp"
+
 namespace minnow {
 
 std::vector<float> rope_inv_freq(int head_dim, float base, const RopeScaling& scaling,
@@ -37,17 +39,7 @@ std::vector<float> rope_inv_freq(int head_dim, float base, const RopeScaling& sc
 }
 
 void rope_rotate(float* x, int n_heads, int head_dim, const float* cos, const float* sin, RopeStyle style) {
-  const int half = head_dim / 2;
-  for (int h = 0; h < n_heads; ++h) {
-    float* v = x + static_cast<int64_t>(h) * head_dim;
-    for (int i = 0; i < half; ++i) {
-      const int ia = style == RopeStyle::AdjacentPairs ? 2 * i : i;
-      const int ib = style == RopeStyle::AdjacentPairs ? 2 * i + 1 : i + half;
-      const float a = v[ia], b = v[ib];
-      v[ia] = a * cos[i] - b * sin[i];
-      v[ib] = a * sin[i] + b * cos[i];
-    }
-  }
+  kernels::active().rope(x, n_heads, head_dim, cos, sin, style == RopeStyle::HalfSplit);
 }
 
 }  // namespace minnow

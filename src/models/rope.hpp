@@ -13,7 +13,7 @@ std::vector<float> rope_inv_freq(int head_dim, float base, const RopeScaling& sc
                                  const std::vector<float>& freq_factors = {});
 
 // Rotates n_heads vectors of head_dim values at x by the angles whose cos/sin are given
-// (head_dim / 2 each).
+// (head_dim / 2 each), with the kernel table's rope (kernels/ops.hpp).
 void rope_rotate(float* x, int n_heads, int head_dim, const float* cos, const float* sin, RopeStyle style);
 
 }  // namespace minnow

@@ -3,22 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/ops.hpp"
 #include "models/attention.hpp"
 #include "models/rope.hpp"
 
 namespace minnow {
 namespace {
 
-void rmsnorm(const float* x, const float* w, float* y, int64_t d, float eps) {
-  double ss = 0;
-  for (int64_t i = 0; i < d; ++i) ss += static_cast<double>(x[i]) * x[i];
-  float scale = 1.0f / std::sqrt(static_cast<float>(ss / static_cast<double>(d)) + eps);
-  for (int64_t i = 0; i < d; ++i) y[i] = x[i] * scale * w[i];
-}
-
 // In place over `rows` rows of d values.
 void rmsnorm_rows(float* x, const std::vector<float>& w, int64_t rows, int64_t d, float eps) {
-  for (int64_t r = 0; r < rows; ++r) rmsnorm(x + r * d, w.data(), x + r * d, d, eps);
+  kernels::active().rmsnorm(x, w.data(), x, rows, d, eps);
 }
 
 void add_bias(float* y, const std::vector<float>& b, int64_t rows) {
@@ -29,9 +23,6 @@ void add_bias(float* y, const std::vector<float>& b, int64_t rows) {
 }
 
 float softcap(float x, float cap) { return cap * std::tanh(x / cap); }
-
-// GELU, tanh approximation (Gemma's gelu_pytorch_tanh).
-float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x))); }
 
 }  // namespace
 
@@ -79,7 +70,8 @@ void Transformer::attention_block(int l, const Batch& b) {
   const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
   const int n = b.n;
   const int64_t d = c_.d_model, hd = c_.head_dim, kvd = int64_t{c_.n_kv_heads} * hd;
-  for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.attn_norm.data(), &h_[t * d], d, c_.rms_eps);
+  const kernels::KernelTable& kt = kernels::active();
+  kt.rmsnorm(x_.data(), L.attn_norm.data(), h_.data(), n, d, c_.rms_eps);
   const kernels::MatmulOut qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
   kernels::matmul_many(qkv, h_.data(), n, pool_, int8_, b.n_vector);
   add_bias(q_.data(), L.bq, n);
@@ -93,9 +85,18 @@ void Transformer::attention_block(int l, const Batch& b) {
     const float* cs = &r.cos[static_cast<size_t>(t) * half];
     const float* sn = &r.sin[static_cast<size_t>(t) * half];
     rope_rotate(&q_[static_cast<size_t>(t * c_.n_heads * hd)], c_.n_heads, c_.head_dim, cs, sn, c_.rope_style);
-    rope_rotate(&k_[static_cast<size_t>(t * kvd)], c_.n_kv_heads, c_.head_dim, cs, sn, c_.rope_style);
-    b.kv[t]->store_k(l, b.pos[t], &k_[t * kvd]);
-    b.kv[t]->store_v(l, b.pos[t], &v_[t * kvd]);
+    float* k = &k_[t * kvd];
+    const float* v = &v_[t * kvd];
+    KvCache& kv = *b.kv[t];
+    if (kv.type() == DType::F16) {  // rotated and rounded straight into the cache row
+      auto* k_row = static_cast<uint16_t*>(kv.k_dst(l, b.pos[t]));
+      auto* v_row = static_cast<uint16_t*>(kv.v_dst(l, b.pos[t]));
+      kt.rope_store_kv_f16(k, v, c_.n_kv_heads, hd, cs, sn, c_.rope_style == RopeStyle::HalfSplit, k_row, v_row);
+      continue;
+    }
+    rope_rotate(k, c_.n_kv_heads, c_.head_dim, cs, sn, c_.rope_style);
+    kv.store_k(l, b.pos[t], k);
+    kv.store_v(l, b.pos[t], v);
   }
   attention(l, b);
   kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_, b.n_vector);
@@ -109,18 +110,13 @@ void Transformer::ffn_block(int l, const Batch& b) {
   const LayerWeights& L = m_.layers[static_cast<size_t>(l)];
   const int n = b.n;
   const int64_t d = c_.d_model, ff = c_.d_ff;
-  for (int t = 0; t < n; ++t) rmsnorm(&x_[t * d], L.ffn_norm.data(), &h_[t * d], d, c_.rms_eps);
+  const kernels::KernelTable& kt = kernels::active();
+  kt.rmsnorm(x_.data(), L.ffn_norm.data(), h_.data(), n, d, c_.rms_eps);
   const kernels::MatmulOut gate_up[] = {{&L.gate, gate_.data()}, {&L.up, up_.data()}};
   kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_, b.n_vector);
-  const bool gelu = c_.activation == Activation::GeluTanh;
-  pool_.parallel_for(n, [&](int64_t t, int) {
-    float* g = &gate_[t * ff];
-    const float* u = &up_[t * ff];
-    if (gelu)
-      for (int64_t i = 0; i < ff; ++i) g[i] = gelu_tanh(g[i]) * u[i];
-    else
-      for (int64_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
-  });
+  const auto glu = c_.activation == Activation::GeluTanh ? kt.glu_gelu_tanh : kt.glu_silu;
+  // One row per call: a value's place in its row, not the batch size, picks its code path.
+  pool_.parallel_for(n, [&](int64_t t, int) { glu(&gate_[t * ff], &up_[t * ff], &gate_[t * ff], ff); });
   kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_, b.n_vector);
   if (!L.post_ffn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_ffn_norm, n, d, c_.rms_eps);
   for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
@@ -143,7 +139,7 @@ void Transformer::forward(const Batch& b, float* logits) {
   int n_vector_logits = 0;
   for (int i = 0; i < b.n_logits; ++i) {
     const int t = b.logit_rows[i];
-    rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[i * d], d, c_.rms_eps);
+    kernels::active().rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[i * d], 1, d, c_.rms_eps);
     n_vector_logits += t < b.n_vector;
   }
   kernels::matmul(m_.output, h_.data(), b.n_logits, logits, pool_, int8_, n_vector_logits);

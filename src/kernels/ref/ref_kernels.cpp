@@ -5,6 +5,7 @@
 
 #include "kernels/ops.hpp"
 #include "kernels/ref/attention_ref.hpp"
+#include "kernels/ref/elementwise.hpp"
 #include "tensor/fp16.hpp"
 
 namespace minnow::kernels {
@@ -292,6 +293,11 @@ const KernelTable& ref_kernels() {
                              .f16_to_f32 = f16_to_f32_ref,
                              .f32_to_f16 = f32_to_f16_ref,
                              .exp_sum = exp_sum_ref,
+                             .rmsnorm = rmsnorm_ref,
+                             .rope = rope_ref,
+                             .rope_store_kv_f16 = rope_store_kv_f16_ref,
+                             .glu_silu = glu_silu_ref,
+                             .glu_gelu_tanh = glu_gelu_tanh_ref,
                              .axpy_f16 = axpy_f16_ref,
                              .attn_scores_f16 = attn_scores_f16_ref,
                              .attn_values_f16 = attn_values_f16_ref,

@@ -8,6 +8,7 @@
 
 #include "kernels/ops.hpp"
 #include "kernels/x86/attention_avx2.hpp"
+#include "kernels/x86/elementwise.hpp"
 #include "kernels/x86/fused_rows.hpp"
 #include "kernels/x86/packed_dot.hpp"
 #include "kernels/x86/softmax.hpp"
@@ -342,6 +343,11 @@ const KernelTable* x86_kernels() {
                              .f16_to_f32 = f16_to_f32_avx2,
                              .f32_to_f16 = f32_to_f16_avx2,
                              .exp_sum = exp_sum_avx2,
+                             .rmsnorm = rmsnorm_avx2,
+                             .rope = rope_avx2,
+                             .rope_store_kv_f16 = rope_store_kv_f16_avx2,
+                             .glu_silu = glu_silu_avx2,
+                             .glu_gelu_tanh = glu_gelu_tanh_avx2,
                              .axpy_f16 = axpy_f16_avx2,
                              .attn_scores_f16 = attn_scores_f16_avx2,
                              .attn_values_f16 = attn_values_f16_avx2,
