@@ -3,6 +3,7 @@
 // the tiled online-softmax attention, one thread, scalar table against the active one.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -129,6 +130,52 @@ void BM_AttnPrefill(benchmark::State& state, DType type, bool scalar) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kHeads * n * (n + 1) / 2);
 }
 
+// The attention this replaced, for comparison: all of a row's scores over the cache into a
+// ctx-sized buffer, a two-pass softmax, then the weighted values (f16 cache, 3 heads at once).
+void two_pass_attention(const KernelTable& kt, const AttnKv& kv, const float* q, int n, float* s, float* out) {
+  kt.attn_scores_f16(q, kGroup, reinterpret_cast<const uint16_t*>(kv.k), kv.stride / 2, n, kHeadDim, s, n);
+  for (int g = 0; g < kGroup; ++g) {
+    float* sg = s + static_cast<size_t>(g) * n;
+    float mx = -INFINITY;
+    for (int p = 0; p < n; ++p) mx = std::max(mx, sg[p] *= 0.125f);
+    const float inv = 1.0f / kt.exp_sum(sg, n, mx);
+    for (int p = 0; p < n; ++p) sg[p] *= inv;
+  }
+  std::fill(out, out + kGroup * kHeadDim, 0.0f);
+  kt.attn_values_f16(s, kGroup, n, reinterpret_cast<const uint16_t*>(kv.v), kv.stride / 2, n, kHeadDim, out);
+}
+
+void BM_AttnDecodeTwoPass(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Cache c(DType::F16, n);
+  const auto q = random_floats(kHeads * kHeadDim, 1.0f, 4);
+  std::vector<float> out(q.size()), s(static_cast<size_t>(kGroup) * n);
+  for (auto _ : state) {
+    for (int h = 0; h < kKvHeads; ++h) {
+      const size_t at = static_cast<size_t>(h) * kGroup * kHeadDim;
+      two_pass_attention(active(), c.head(h), &q[at], n, s.data(), &out[at]);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kHeads * n);
+}
+
+void BM_AttnPrefillTwoPass(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const Cache c(DType::F16, n);
+  const auto q = random_floats(static_cast<size_t>(n) * kHeads * kHeadDim, 1.0f, 6);
+  std::vector<float> out(q.size()), s(static_cast<size_t>(kGroup) * n);
+  for (auto _ : state) {
+    for (int r = 0; r < n; ++r)
+      for (int h = 0; h < kKvHeads; ++h) {
+        const size_t at = (static_cast<size_t>(r) * kHeads + static_cast<size_t>(h) * kGroup) * kHeadDim;
+        two_pass_attention(active(), c.head(h), &q[at], r + 1, s.data(), &out[at]);
+      }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kHeads * n * (n + 1) / 2);
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_AttnTileKernels, f16_scalar, DType::F16, true);
@@ -143,6 +190,8 @@ ATTN_DECODE_BENCH(f16_scalar, DType::F16, true);
 ATTN_DECODE_BENCH(f16_active, DType::F16, false);
 ATTN_DECODE_BENCH(q8_0_active, DType::Q8_0, false);
 ATTN_DECODE_BENCH(f32_active, DType::F32, false);
+BENCHMARK(BM_AttnDecodeTwoPass)->Arg(128)->Arg(512)->Arg(2048)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_AttnPrefill, f16_scalar, DType::F16, true)->Arg(512)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AttnPrefill, f16_active, DType::F16, false)->Arg(512)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AttnPrefill, q8_0_active, DType::Q8_0, false)->Arg(512)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttnPrefillTwoPass)->Arg(512)->Unit(benchmark::kMillisecond);
