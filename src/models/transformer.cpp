@@ -26,8 +26,8 @@ float softcap(float x, float cap) { return cap * std::tanh(x / cap); }
 
 }  // namespace
 
-Transformer::Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool, bool int8_activations)
-    : m_(m), c_(m.config), pool_(pool), max_batch_(max_batch), ctx_(ctx), int8_(int8_activations) {
+Transformer::Transformer(const LoadedModel& m, int max_batch, ThreadPool& pool, bool int8_activations)
+    : m_(m), c_(m.config), pool_(pool), max_batch_(max_batch), int8_(int8_activations) {
   const size_t B = static_cast<size_t>(max_batch);
   const size_t d = static_cast<size_t>(c_.d_model);
   const size_t qd = static_cast<size_t>(c_.n_heads) * static_cast<size_t>(c_.head_dim);

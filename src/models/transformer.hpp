@@ -14,9 +14,9 @@ namespace minnow {
 
 class Transformer {
  public:
-  // max_batch: most tokens per forward call; ctx: KV capacity (attention scratch);
-  // int8_activations: see kernels::matmul.
-  Transformer(const LoadedModel& m, int max_batch, int ctx, ThreadPool& pool, bool int8_activations = false);
+  // max_batch: most tokens per forward call (scratch is sized for it; attention's is
+  // tile-sized, whatever the context); int8_activations: see kernels::matmul.
+  Transformer(const LoadedModel& m, int max_batch, ThreadPool& pool, bool int8_activations = false);
 
   int max_batch() const { return max_batch_; }
 
@@ -53,7 +53,7 @@ class Transformer {
   const LoadedModel& m_;
   const ModelConfig& c_;
   ThreadPool& pool_;
-  int max_batch_, ctx_;
+  int max_batch_;
   bool int8_;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
   RopeTable rope_global_, rope_local_;

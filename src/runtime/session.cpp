@@ -27,7 +27,7 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   batch_ = std::min(o.batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
   kv_ = std::make_unique<KvCache>(c, ctx_, kv_dtype(o.kv_type));
-  net_ = std::make_unique<Transformer>(model.impl(), batch_, ctx_, *pool_, o.int8_decode);
+  net_ = std::make_unique<Transformer>(model.impl(), batch_, *pool_, o.int8_decode);
   logits_.resize(static_cast<size_t>(c.vocab_size));
   history_.reserve(static_cast<size_t>(ctx_));  // the decode loop appends without allocating
 }

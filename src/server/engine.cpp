@@ -67,7 +67,7 @@ Engine::Engine(const Model& model, const EngineOptions& o) : model_(model), o_(o
   o_.prefill_chunk = std::clamp(o_.prefill_chunk, 1, 512);
   const int max_batch = 512 + o.parallel;
   pool_ = std::make_unique<ThreadPool>(o.threads);
-  net_ = std::make_unique<Transformer>(model.impl(), max_batch, ctx_, *pool_, o.int8_decode);
+  net_ = std::make_unique<Transformer>(model.impl(), max_batch, *pool_, o.int8_decode);
   const DType kv_type = kv_dtype(o.kv_type);
   for (int i = 0; i < o.parallel; ++i) {
     auto s = std::make_unique<Slot>();

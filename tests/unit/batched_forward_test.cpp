@@ -27,7 +27,7 @@ void check(const std::string& dir) {
   const LoadedModel& m = model->impl();
   const int vocab = m.config.vocab_size, ctx = 64;
   ThreadPool pool(2);
-  Transformer net(m, 32, ctx, pool);
+  Transformer net(m, 32, pool);
   const auto a = tokens(20, 1, vocab), b = tokens(13, 2, vocab);
 
   // Alone: A's prompt then one decode step; B's prompt.
