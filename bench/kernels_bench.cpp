@@ -55,7 +55,8 @@ void BM_Matmul(benchmark::State& state, DType t, int threads, bool int8) {
 // SmolLM2 shapes: ffn_up (1536 x 576) and the output head (49152 x 576), decode and prefill.
 #define MATMUL_BENCH(T, TH, I8)                                                                 \
   BENCHMARK_CAPTURE(BM_Matmul, T##_t##TH##_int8_##I8, DType::T, TH, I8)                          \
-      ->Args({1536, 576, 1})->Args({49152, 576, 1})->Args({1536, 576, 128})->Unit(benchmark::kMicrosecond)
+      ->Args({1536, 576, 1})->Args({1536, 576, 4})->Args({49152, 576, 1})->Args({1536, 576, 128})               \
+      ->Unit(benchmark::kMicrosecond)
 
 MATMUL_BENCH(Q4_1, 1, false);
 MATMUL_BENCH(Q4_1, 2, false);

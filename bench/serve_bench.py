@@ -26,6 +26,8 @@ import subprocess
 import sys
 import threading
 import time
+import http.client
+import urllib.parse
 
 import openai
 
@@ -48,9 +50,14 @@ def parse_args():
     ap.add_argument("--max-tokens", type=int, default=128, help="tokens generated per request (default %(default)s)")
     ap.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default %(default)s)")
     ap.add_argument("--rounds", type=int, default=3, help="repetitions per setting (medians are shown) (default %(default)s)")
+    ap.add_argument("--server-args", default="", help="extra flags for the server this script starts, "
+                                                    "e.g. --server-args=--no-int8-decode (default: none)")
     ap.add_argument("--url", help="benchmark a server already running at this base URL (e.g. "
                                   "http://127.0.0.1:8080) instead of starting one")
     ap.add_argument("--api-key", default="none", help="API key for --url servers started with --api-key")
+    ap.add_argument("--client", choices=["raw", "openai"], default="raw",
+                    help="raw: bare HTTP connections, light on the CPU the server shares; openai: the official "
+                         "client (default %(default)s)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = ap.parse_args()
     args.streams = [int(s) for s in args.streams.split(",") if s.strip()]
@@ -61,7 +68,7 @@ def parse_args():
 
 def start_server(args):
     cmd = [args.binary, "serve", "-m", args.model, "--port", "0", "-t", str(args.threads),
-           "--parallel", str(args.parallel), "--ctx", str(args.ctx)]
+           "--parallel", str(args.parallel), "--ctx", str(args.ctx)] + args.server_args.split()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     lines = []
@@ -76,7 +83,41 @@ def start_server(args):
     sys.exit(f"serve_bench: `{' '.join(cmd)}` exited with {proc.returncode}:\n{''.join(lines)}")
 
 
+def raw_stream(url, model, args, barrier, out, i):
+    """One streaming request over a bare HTTP connection: on a 2-core machine the openai
+    client's per-chunk parsing takes about a core away from the server it measures."""
+    parts = urllib.parse.urlsplit(url)
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": PROMPT}], "stream": True,
+                       "max_tokens": args.max_tokens, "temperature": args.temperature, "seed": 1000 + i,
+                       "stream_options": {"include_usage": True}, "ignore_eos": True})
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+    barrier.wait()
+    t_sent = time.perf_counter()
+    t_first = t_last = None
+    tokens = None
+    conn.request("POST", "/v1/chat/completions", body,
+                 {"Content-Type": "application/json", "Authorization": f"Bearer {args.api_key}"})
+    resp = conn.getresponse()
+    if resp.status != 200:
+        raise RuntimeError(f"HTTP {resp.status}: {resp.read()[:200]!r}")
+    for line in resp:
+        if not line.startswith(b"data: ") or line.startswith(b"data: [DONE]"):
+            continue
+        if b'"usage":{' in line:  # the last chunk: parse it for the token count
+            tokens = json.loads(line[6:])["usage"]["completion_tokens"]
+        elif b'"content":"' in line and b'"content":""' not in line:  # a token; no need to parse it
+            t_last = time.perf_counter()
+            if t_first is None:
+                t_first = t_last
+    conn.close()
+    if tokens is None or t_first is None:
+        raise RuntimeError("stream ended without content or usage")
+    out[i] = {"sent": t_sent, "first": t_first, "last": t_last, "tokens": tokens}
+
+
 def one_stream(client, model, args, barrier, out, i):
+    if args.client == "raw":
+        return raw_stream(args.base_url, model, args, barrier, out, i)
     barrier.wait()
     t_sent = time.perf_counter()
     t_first = t_last = None
@@ -136,6 +177,7 @@ def main():
         client = openai.OpenAI(base_url=url.rstrip("/") + "/v1", api_key=args.api_key, max_retries=0,
                                timeout=600)
         model = client.models.list().data[0].id
+        args.base_url = url
         # Warm-up: touch every slot once so first-use costs stay out of the figures.
         warm = argparse.Namespace(**{**vars(args), "max_tokens": 8})
         run_setting(client, model, warm, max(args.streams))
@@ -161,7 +203,7 @@ def main():
     if args.json:
         print(json.dumps({"config": config, "results": results}, indent=2))
         return
-    where = args.url or f"-t {args.threads} --parallel {args.parallel} --ctx {args.ctx}"
+    where = args.url or f"-t {args.threads} --parallel {args.parallel} --ctx {args.ctx} {args.server_args}".strip()
     print(f"minnow serve, {model} ({where}), {args.max_tokens} tokens per request, "
           f"temperature {args.temperature}, median of {args.rounds} rounds\n")
     print(f"| streams | aggregate tok/s | per-stream tok/s | mean TTFT (ms) | vs {results[0]['streams']} stream"

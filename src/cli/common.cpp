@@ -13,8 +13,10 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
     app.add_option("--ctx", f.ctx, "Context size in tokens (capped by the model's trained context)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-  app.add_flag("--int8-decode", f.int8_decode,
-               "Round activations to int8 in Q4_0/Q4_1/Q8_0 matmuls: faster prompts, logits move by ~0.05");
+  app.add_flag("--int8-decode,!--no-int8-decode", f.int8_decode,
+               std::string("Round activations to int8 (as llama.cpp does) instead of 15 bits in the quantized matmuls: "
+                           "half the integer work, logits move by ~0.05 (default: ") +
+                   (f.int8_decode ? "on)" : "off)"));
   app.add_option("--kv-type", f.kv_type,
                  "KV-cache storage: f16 (half the memory of f32), q8_0 (about a quarter; head size a multiple of 32) "
                  "or f32 (exact)")

@@ -15,7 +15,8 @@ struct ModelFlags {
   std::string kv_type = "f16";
 };
 
-// -m/--model, -t/--threads, --ctx, --int8-decode, --kv-type.
+// -m/--model, -t/--threads, --ctx, --int8-decode (and --no-int8-decode), --kv-type; the
+// defaults are those already in f.
 void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx = true);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed.
 void add_sampling_flags(CLI::App& app, SamplingOptions& s);
