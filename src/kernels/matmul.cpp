@@ -3,8 +3,8 @@
 //   once per call to 15-bit (or int8) blocks, then each task takes 32 weight rows and runs
 //   the packed kernel over them for 4 tokens at a time (each block unpacked once for the
 //   4; the 4 tokens' blocks stay in L1 while the task's rows are swept).
-// - Other types, decode rows: each weight row streamed once, through a fused f32 kernel
-//   (F16, K-quants, Q5) or dequantized row by row; prompt rows: a panel of rows is
+// - Other types (F32, F16, BF16 from checkpoints), decode rows: each weight row streamed
+//   once, through a fused f32 kernel (F16) or dequantized row by row; prompt rows: a panel of rows is
 //   dequantized once into an f32 scratch and reused by every token through the GEMM.
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.

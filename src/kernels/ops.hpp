@@ -57,7 +57,9 @@ struct KernelTable {
   GemmF32Fn gemm_f32;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
   DotRowFn f16;
-  DotRowFn q5_0_row, q5_1_row, q4_k_row, q5_k_row, q6_k_row;  // fused f32 kernels (dot_row)
+  // Fused f32 kernels (dot_row) for these types when they are not packed (GGUF loading
+  // packs them, so today only the benchmarks and tests reach them).
+  DotRowFn q5_0_row, q5_1_row, q4_k_row, q5_k_row, q6_k_row;
   // Half-precision conversions (the f16 KV cache); f32 -> f16 rounds to nearest even.
   void (*f16_to_f32)(const uint16_t* src, float* dst, int64_t n);
   void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
@@ -136,9 +138,10 @@ struct WeightView {
 };
 
 // y[t * w.rows + r] = sum_k W[r, k] * x[t * w.cols + k]: the one matmul entry point.
-// The first `vector_rows` rows of x (decode tokens) go through the per-row kernels: for
-// packed Q4_0/Q4_1/Q8_0 weights against x rounded to Q15Block (int8_activations: Q8Block,
-// faster but coarser); the rest (prompt tokens) through dequantize + GEMM.
+// Packed weights (kernels/packed.hpp): every row of x through the packed kernels, x rounded
+// to Q15Block (int8_activations: Q8Block, faster but coarser). Other types: the first
+// `vector_rows` rows (decode tokens) through the per-row kernels, the rest (prompt
+// tokens) through dequantize + GEMM.
 // Each output depends only on its own row of x and its path, never on n_tokens, so a
 // sequence gives the same numbers alone or batched with others. vector_rows < 0: all rows
 // when there are fewer than kPrefillMinTokens, else none.
