@@ -3,7 +3,7 @@ MODEL ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT ?= What is the capital of France? Answer in one sentence.
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup models build build-asan demo serve test test-unit test-asan test-e2e bench bench-tokenizer bench-compare bench-serve golden clean
+.PHONY: all setup models build build-asan build-aarch64 dist demo serve test test-unit test-asan test-aarch64 test-e2e bench bench-tokenizer bench-compare bench-serve bench-arm golden clean
 
 all: build
 
@@ -21,6 +21,17 @@ build-asan: setup
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 
+# aarch64 Linux (phones, boards), cross-compiled and statically linked: cmake/aarch64-linux-gnu.cmake.
+build-aarch64: setup
+	@cmake --preset aarch64 >/dev/null
+	@cmake --build --preset aarch64 -j $(JOBS)
+
+# A stripped static aarch64 minnow for an Android adb shell, Termux or any ARM Linux board.
+dist: build-aarch64
+	@mkdir -p dist
+	@aarch64-linux-gnu-strip -o dist/minnow-aarch64-linux build/aarch64/minnow
+	@echo "dist/minnow-aarch64-linux: $$(stat -c %s dist/minnow-aarch64-linux) bytes (static, stripped, armv8-a; dotprod/i8mm kernels chosen at run time)"
+
 demo: build models
 	@echo "minnow: streaming an answer from $(MODEL)"
 	@build/release/minnow run -m $(MODEL) --chat --temp 0 -n 64 -p "$(PROMPT)"
@@ -29,7 +40,7 @@ demo: build models
 serve: build models
 	@build/release/minnow serve -m $(MODEL)
 
-test: build build-asan models test-unit test-asan test-e2e
+test: build build-asan build-aarch64 models test-unit test-asan test-aarch64 test-e2e
 
 test-unit: build models
 	@echo "== unit + golden tests (Release, SIMD kernels)"
@@ -40,6 +51,10 @@ test-unit: build models
 test-asan: build-asan models
 	@echo "== unit + golden tests (ASan + UBSan)"
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/minnow_tests --gtest_brief=1
+
+# The aarch64 build under qemu-aarch64 at three ISA levels (what runs where: docs/arm.md).
+test-aarch64: build-aarch64 models
+	@scripts/test-aarch64
 
 test-e2e: build models
 	@echo "== CLI end-to-end tests"

@@ -69,9 +69,9 @@ MATMUL_BENCH(F16, 1, false);
 // One packed-row kernel over a 1536 x 576 matrix (SmolLM2's ffn_up; K-quants: 640 x 2048,
 // Gemma 3 270M's ffn_down), one thread, one token, per kernel table: the integer dot
 // instructions compared.
-void BM_PackedRows(benchmark::State& state, DType t, int table, bool int8) {
-  const KernelTable* kt = table == 0 ? &ref_kernels() : table == 1 ? x86_kernels() : x86_vnni_kernels();
-  if (!kt || (table > 0 && !cpu_has_x86_kernels()) || (table == 2 && !cpu_has_avx_vnni())) {
+void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int8) {
+  const KernelTable* kt = kernels_named(table);
+  if (!kt) {
     state.SkipWithError("kernel table not available on this CPU");
     return;
   }
@@ -97,12 +97,12 @@ void BM_PackedRows(benchmark::State& state, DType t, int table, bool int8) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.packed.size()));
 }
 
-#define PACKED_BENCH(T)                                                                                 \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_scalar_q15, DType::T, 0, false)->Unit(benchmark::kMicrosecond);  \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_q15, DType::T, 1, false)->Unit(benchmark::kMicrosecond);    \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15, DType::T, 2, false)->Unit(benchmark::kMicrosecond);    \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_int8, DType::T, 1, true)->Unit(benchmark::kMicrosecond);    \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_int8, DType::T, 2, true)->Unit(benchmark::kMicrosecond)
+#define PACKED_BENCH(T)                                                                                            \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_scalar_q15, DType::T, "scalar", false)->Unit(benchmark::kMicrosecond);      \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_q15, DType::T, "avx2", false)->Unit(benchmark::kMicrosecond);          \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15, DType::T, "avx2+vnni", false)->Unit(benchmark::kMicrosecond);     \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_int8, DType::T, "avx2", true)->Unit(benchmark::kMicrosecond);          \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_int8, DType::T, "avx2+vnni", true)->Unit(benchmark::kMicrosecond)
 
 PACKED_BENCH(Q4_0);
 PACKED_BENCH(Q4_1);
@@ -151,7 +151,7 @@ ROW_BENCH(Q6_K);
 
 // Softmax numerators over one attention row of 512 scores: vectorized exp vs std::exp.
 void BM_ExpSum(benchmark::State& state, bool fast) {
-  const KernelTable& kt = fast && x86_kernels() ? *x86_kernels() : ref_kernels();
+  const KernelTable& kt = fast ? active() : ref_kernels();
   std::vector<float> s(512);
   for (auto _ : state) {
     for (size_t i = 0; i < s.size(); ++i) s[i] = -0.01f * static_cast<float>(i);

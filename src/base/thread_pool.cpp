@@ -1,5 +1,7 @@
 #include "base/thread_pool.hpp"
 
+#include "base/cpu_topology.hpp"
+
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -10,6 +12,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define MINNOW_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define MINNOW_CPU_RELAX() __asm__ __volatile__("yield")
 #else
 #define MINNOW_CPU_RELAX() ((void)0)
 #endif
@@ -35,15 +39,33 @@ inline void relax(int spins) {
   else sched_yield();
 }
 
+// Restricts the calling thread to `cores` (best effort: a refusal changes nothing).
+void keep_on(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  sched_setaffinity(0, sizeof set, &set);
+}
+
 }  // namespace
 
 int ThreadPool::default_threads() {
+  if (const auto fast = fast_cores(); !fast.empty()) return static_cast<int>(fast.size());
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads <= 0 ? default_threads() : n_threads) {
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  // On big.LITTLE, workers stay on the big cores when they are enough for all threads
+  // (the calling thread is the app's: its affinity is left alone).
+  const std::vector<int> fast = fast_cores();
+  const bool pin = !fast.empty() && n_threads_ <= static_cast<int>(fast.size());
+  for (int i = 1; i < n_threads_; ++i)
+    workers_.emplace_back([this, i, pin, fast] {
+      if (pin) keep_on(fast);
+      worker_loop(i);
+    });
 }
 
 ThreadPool::~ThreadPool() {

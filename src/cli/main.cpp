@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "cli/common.hpp"
+#include "kernels/ops.hpp"
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "serve") return minnow::cli::launch_serve(argc, argv);
@@ -12,7 +13,8 @@ int main(int argc, char** argv) {
                "Try:  minnow run -m models/SmolLM2-135M-Instruct.Q4_1.gguf --chat -p \"What is the capital of France?\"",
                "minnow"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "minnow 0.1.0");
+  // The kernel table tells which SIMD level this CPU got (MINNOW_KERNELS / MINNOW_FORCE_SCALAR).
+  app.set_version_flag("--version", std::string("minnow 0.1.0 (kernels: ") + minnow::kernels::active().name + ")");
   minnow::cli::register_run(app);
   minnow::cli::register_chat(app);
   minnow::cli::register_bench(app);

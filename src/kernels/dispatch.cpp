@@ -1,52 +1,63 @@
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
+#include <string_view>
+#include <vector>
 
+#include "base/cpu_features.hpp"
+#include "kernels/isa_tables.hpp"
 #include "kernels/ops.hpp"
 
 namespace minnow::kernels {
-
-#if !defined(MINNOW_HAVE_X86_KERNELS)
-const KernelTable* x86_kernels() { return nullptr; }
-const KernelTable* x86_vnni_kernels() { return nullptr; }
-#endif
-
-bool cpu_has_x86_kernels() {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  // F16C is CPUID leaf 1, ECX bit 29 (read directly: not every compiler names it here).
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
-#else
-  return false;
-#endif
-}
-
-bool cpu_has_avx_vnni() {
-#if defined(__x86_64__)
-  // AVX-VNNI is CPUID leaf 7, sub-leaf 1, EAX bit 4 (GCC 12's __builtin_cpu_supports misses it).
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return cpu_has_x86_kernels() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
-#else
-  return false;
-#endif
-}
-
 namespace {
+
 bool env_set(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-const KernelTable& choose() {
-  if (env_set("MINNOW_FORCE_SCALAR") || !x86_kernels() || !cpu_has_x86_kernels()) return ref_kernels();
-  if (x86_vnni_kernels() && cpu_has_avx_vnni() && !env_set("MINNOW_NO_VNNI")) return *x86_vnni_kernels();
-  return *x86_kernels();
+std::vector<const KernelTable*> runnable_tables() {
+  [[maybe_unused]] const CpuFeatures& cpu = cpu_features();
+  std::vector<const KernelTable*> v;
+#if defined(MINNOW_HAVE_X86_KERNELS)
+  if (cpu.avx2_fma_f16c) v.push_back(&avx2_kernels());
+  if (cpu.avx_vnni) v.push_back(&avx2_vnni_kernels());
+#endif
+#if defined(MINNOW_HAVE_ARM_KERNELS)
+  if (cpu.neon) v.push_back(&neon_kernels());
+  if (cpu.dotprod) v.push_back(&neon_dotprod_kernels());
+  if (cpu.dotprod && cpu.i8mm) v.push_back(&neon_i8mm_kernels());
+#endif
+  return v;
 }
+
+const KernelTable& choose() {
+  if (env_set("MINNOW_FORCE_SCALAR")) return ref_kernels();
+  if (const char* name = std::getenv("MINNOW_KERNELS"); name && *name) {
+    if (const KernelTable* t = kernels_named(name)) return *t;
+    std::fprintf(stderr, "minnow: MINNOW_KERNELS=%s is not a kernel table this CPU runs; using the best one\n", name);
+  }
+  auto simd = simd_kernels();
+  for (size_t i = simd.size(); i-- > 0;) {
+    if (env_set("MINNOW_NO_VNNI") && std::strstr(simd[i]->name, "vnni")) continue;
+    return *simd[i];
+  }
+  return ref_kernels();
+}
+
 }  // namespace
+
+std::span<const KernelTable* const> simd_kernels() {
+  static const std::vector<const KernelTable*> tables = runnable_tables();
+  return tables;
+}
+
+const KernelTable* kernels_named(std::string_view name) {
+  if (name == ref_kernels().name) return &ref_kernels();
+  for (const KernelTable* t : simd_kernels())
+    if (name == t->name) return t;
+  return nullptr;
+}
 
 const KernelTable& active() {
   static const KernelTable& table = choose();

@@ -1,9 +1,10 @@
 // Kernel contracts. Each has a scalar reference (kernels/ref) and may have faster
-// per-ISA versions (kernels/x86) behind one table chosen once at start-up.
+// per-ISA versions (kernels/x86, kernels/arm) behind one table chosen once at start-up.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "tensor/dtype.hpp"
 
@@ -119,13 +120,15 @@ struct KernelTable {
   void (*to_q15)(const float* x, int64_t k, Q15Block* out);
 };
 
-const KernelTable& ref_kernels();
-const KernelTable* x86_kernels();  // nullptr when not compiled in
-const KernelTable* x86_vnni_kernels();  // the same with AVX-VNNI packed kernels, or nullptr
-bool cpu_has_x86_kernels();  // AVX2 + FMA + F16C
-bool cpu_has_avx_vnni();
-// The table in use: x86 when the CPU has AVX2+FMA+F16C (with VNNI when it has AVX-VNNI,
-// unless MINNOW_NO_VNNI=1), unless MINNOW_FORCE_SCALAR=1.
+const KernelTable& ref_kernels();  // "scalar"
+// The SIMD tables compiled in that this CPU can run, best last: x86-64 "avx2",
+// "avx2+vnni"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
+std::span<const KernelTable* const> simd_kernels();
+// The scalar table or one of simd_kernels() by name, or nullptr.
+const KernelTable* kernels_named(std::string_view name);
+// The table in use, chosen once: MINNOW_FORCE_SCALAR=1 -> scalar; MINNOW_KERNELS=<name> ->
+// that table if this CPU runs it; else the best of simd_kernels() (MINNOW_NO_VNNI=1 skips
+// avx2+vnni); scalar when there is none.
 const KernelTable& active();
 
 // A weight matrix as stored: `rows` rows of `cols` elements of `type`, rows contiguous.

@@ -22,7 +22,7 @@ namespace {
 
 std::vector<const kernels::KernelTable*> tables() {
   std::vector<const kernels::KernelTable*> t{&kernels::ref_kernels()};
-  if (kernels::cpu_has_x86_kernels() && kernels::x86_kernels()) t.push_back(kernels::x86_kernels());
+  for (const kernels::KernelTable* k : kernels::simd_kernels()) t.push_back(k);
   return t;
 }
 

@@ -1,5 +1,5 @@
 // The fused element-wise kernels (RMSNorm, RoPE, RoPE + f16 KV write, SwiGLU/GeGLU): the
-// active table and the x86 table against the scalar references over many shapes (odd
+// active table and every SIMD table this CPU runs against the scalar references over many shapes (odd
 // sizes, sizes that are not multiples of the vector width), and the vectorized exp
 // against std::exp.
 #include <gtest/gtest.h>
@@ -9,10 +9,14 @@
 #include <random>
 #include <vector>
 
+#include "base/cpu_features.hpp"
 #include "kernels/ops.hpp"
 #include "tensor/fp16.hpp"
 #if defined(MINNOW_HAVE_X86_KERNELS)
 #include "kernels/x86/elementwise.hpp"
+#endif
+#if defined(MINNOW_HAVE_ARM_KERNELS)
+#include "kernels/arm/exp_neon.hpp"
 #endif
 
 using namespace minnow;
@@ -27,10 +31,11 @@ std::vector<float> random_floats(int64_t n, std::mt19937& rng, float scale = 1.0
   return v;
 }
 
-// The tables to check: the one in use, and the x86 one when this CPU can run it.
+// The tables to check: the one in use, and every SIMD one this CPU runs.
 std::vector<const KernelTable*> tables_under_test() {
   std::vector<const KernelTable*> t{&active()};
-  if (x86_kernels() && cpu_has_x86_kernels() && x86_kernels() != &active()) t.push_back(x86_kernels());
+  for (const KernelTable* k : simd_kernels())
+    if (k != &active()) t.push_back(k);
   return t;
 }
 
@@ -202,16 +207,22 @@ TEST(ElementwiseKernels, GluActivationsAreAccurate) {
     }
 }
 
-#if defined(MINNOW_HAVE_X86_KERNELS)
-// The vectorized exp behind the activations: max relative error vs std::exp (in double)
-// over its whole range, including lengths that end in a partial vector (measured 1.2e-7).
+#if defined(MINNOW_HAVE_X86_KERNELS) || defined(MINNOW_HAVE_ARM_KERNELS)
+// The vectorized exp behind the activations (AVX2, or NEON's copy of it): max relative
+// error vs std::exp (in double) over its whole range, including lengths that end in a
+// partial vector (measured 1.2e-7).
 TEST(ElementwiseKernels, VectorExpIsAccurate) {
-  if (!cpu_has_x86_kernels()) GTEST_SKIP() << "no AVX2 on this CPU";
+#if defined(MINNOW_HAVE_X86_KERNELS)
+  if (!cpu_features().avx2_fma_f16c) GTEST_SKIP() << "no AVX2 on this CPU";
+  const auto exp_simd = exp_avx2;
+#else
+  const auto exp_simd = exp_neon;
+#endif
   for (int64_t n : {1, 7, 8, 9, 100003}) {
     std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
       x[static_cast<size_t>(i)] = -87.0f + 175.0f * static_cast<float>(i) / std::max<int64_t>(n - 1, 1);
-    exp_avx2(x.data(), y.data(), n);
+    exp_simd(x.data(), y.data(), n);
     double worst = 0;
     for (size_t i = 0; i < x.size(); ++i)
       worst = std::max(worst, rel_diff(y[i], static_cast<float>(std::exp(static_cast<double>(x[i]))), 1e-37));
@@ -219,7 +230,7 @@ TEST(ElementwiseKernels, VectorExpIsAccurate) {
   }
   const float specials[8] = {0.0f, -0.0f, 1.0f, -1.0f, -200.0f, 200.0f, 88.0f, -87.3f};
   float y[8];
-  exp_avx2(specials, y, 8);
+  exp_simd(specials, y, 8);
   EXPECT_EQ(y[0], 1.0f);
   EXPECT_EQ(y[1], 1.0f);
   EXPECT_NEAR(y[2], 2.718281828f, 3e-7f);

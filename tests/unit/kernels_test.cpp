@@ -60,49 +60,57 @@ double abs_dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
-const KernelTable* fast() { return x86_kernels(); }
+// The scalar table and every SIMD table this CPU runs.
+std::vector<const KernelTable*> all_tables() {
+  std::vector<const KernelTable*> v{&ref_kernels()};
+  for (const KernelTable* t : simd_kernels()) v.push_back(t);
+  return v;
+}
 
 }  // namespace
 
 TEST(Kernels, DotF32MatchesReference) {
-  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
-  std::mt19937 rng(1);
-  for (int64_t n : {1, 3, 7, 8, 9, 31, 32, 33, 64, 100, 576, 1537}) {
-    auto a = random_floats(static_cast<size_t>(n) + 3, rng), b = random_floats(static_cast<size_t>(n) + 3, rng);
-    for (int off : {0, 1, 3}) {  // misaligned starts
-      double want = ref_dot(a.data() + off, b.data() + off, n);
-      double tol = 1e-5 * abs_dot(a.data() + off, b.data() + off, n) + 1e-6;
-      EXPECT_NEAR(fast()->dot_f32(a.data() + off, b.data() + off, n), want, tol) << "n=" << n;
-      EXPECT_NEAR(ref_kernels().dot_f32(a.data() + off, b.data() + off, n), want, tol) << "n=" << n;
+  for (const KernelTable* kt : simd_kernels()) {
+    SCOPED_TRACE(kt->name);
+    std::mt19937 rng(1);
+    for (int64_t n : {1, 3, 7, 8, 9, 31, 32, 33, 64, 100, 576, 1537}) {
+      auto a = random_floats(static_cast<size_t>(n) + 3, rng), b = random_floats(static_cast<size_t>(n) + 3, rng);
+      for (int off : {0, 1, 3}) {  // misaligned starts
+        double want = ref_dot(a.data() + off, b.data() + off, n);
+        double tol = 1e-5 * abs_dot(a.data() + off, b.data() + off, n) + 1e-6;
+        EXPECT_NEAR(kt->dot_f32(a.data() + off, b.data() + off, n), want, tol) << "n=" << n;
+        EXPECT_NEAR(ref_kernels().dot_f32(a.data() + off, b.data() + off, n), want, tol) << "n=" << n;
+      }
     }
   }
 }
 
 TEST(Kernels, GemmF32MatchesReference) {
-  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
-  std::mt19937 rng(2);
-  for (int64_t rows : {1, 3, 4, 5, 16, 17})
-    for (int64_t toks : {1, 2, 3, 4, 7, 13})
-      for (int64_t k : {1, 5, 8, 31, 64, 99}) {
-        auto w = random_floats(static_cast<size_t>(rows * k), rng), x = random_floats(static_cast<size_t>(toks * k), rng);
-        const int64_t ldy = rows + 2;
-        std::vector<float> y(static_cast<size_t>(toks * ldy), -7.0f), want(y);
-        fast()->gemm_f32(w.data(), rows, x.data(), toks, k, y.data(), ldy);
-        ref_kernels().gemm_f32(w.data(), rows, x.data(), toks, k, want.data(), ldy);
-        for (int64_t t = 0; t < toks; ++t)
-          for (int64_t r = 0; r < ldy; ++r) {
-            double tol = r < rows ? 1e-5 * abs_dot(&w[r * k], &x[t * k], k) + 1e-6 : 0;
-            ASSERT_NEAR(y[t * ldy + r], want[t * ldy + r], tol) << rows << "x" << toks << "x" << k;
-          }
-      }
+  for (const KernelTable* kt : simd_kernels()) {
+    SCOPED_TRACE(kt->name);
+    std::mt19937 rng(2);
+    for (int64_t rows : {1, 3, 4, 5, 16, 17})
+      for (int64_t toks : {1, 2, 3, 4, 7, 13})
+        for (int64_t k : {1, 5, 8, 31, 64, 99}) {
+          auto w = random_floats(static_cast<size_t>(rows * k), rng), x = random_floats(static_cast<size_t>(toks * k), rng);
+          const int64_t ldy = rows + 2;
+          std::vector<float> y(static_cast<size_t>(toks * ldy), -7.0f), want(y);
+          kt->gemm_f32(w.data(), rows, x.data(), toks, k, y.data(), ldy);
+          ref_kernels().gemm_f32(w.data(), rows, x.data(), toks, k, want.data(), ldy);
+          for (int64_t t = 0; t < toks; ++t)
+            for (int64_t r = 0; r < ldy; ++r) {
+              double tol = r < rows ? 1e-5 * abs_dot(&w[r * k], &x[t * k], k) + 1e-6 : 0;
+              ASSERT_NEAR(y[t * ldy + r], want[t * ldy + r], tol) << rows << "x" << toks << "x" << k;
+            }
+        }
+  }
 }
 
 // Continuous batching relies on this: a token's outputs are bit-identical whatever else
 // shares its GEMM call (its place in a tile or in the remainder must not matter).
 TEST(Kernels, GemmRowsDoNotDependOnBatch) {
   std::mt19937 rng(12);
-  for (const KernelTable* kt : {&ref_kernels(), fast()}) {
-    if (!kt) continue;
+  for (const KernelTable* kt : all_tables()) {
     for (int64_t k : {7, 64, 99}) {
       const int64_t rows = 9, toks = 7;
       auto w = random_floats(static_cast<size_t>(rows * k), rng), x = random_floats(static_cast<size_t>(toks * k), rng);
@@ -136,21 +144,23 @@ TEST(Kernels, MatmulSplitRowsMatchSeparateCalls) {
 
 // Fused dequantize-dot kernels against dequantize + double-precision dot.
 TEST(Kernels, FusedRowDotMatchesDequantize) {
-  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
-  std::mt19937 rng(3);
-  for (DType t : {DType::F16, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
-    DotRowFn f = fast()->dot_row(t);
-    ASSERT_NE(f, nullptr) << dtype_name(t);
-    const int64_t bs = dtype_traits(t).block_size;
-    for (int64_t k : {32, 64, 96, 256, 576, 768, 1536, 2560}) {
-      if (k % bs != 0) continue;
-      auto row = random_rows(t, 1, k, rng);
-      auto x = random_floats(static_cast<size_t>(k), rng);
-      std::vector<float> w(static_cast<size_t>(k));
-      dtype_traits(t).dequantize(row.data(), w.data(), k / dtype_traits(t).block_size);
-      double want = ref_dot(w.data(), x.data(), k);
-      EXPECT_NEAR(f(row.data(), x.data(), k), want, 1e-5 * abs_dot(w.data(), x.data(), k) + 1e-6)
-          << dtype_name(t) << " k=" << k;
+  for (const KernelTable* kt : simd_kernels()) {
+    SCOPED_TRACE(kt->name);
+    std::mt19937 rng(3);
+    for (DType t : {DType::F16, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+      DotRowFn f = kt->dot_row(t);
+      if (!f) continue;  // optional: matmul dequantizes + dot_f32 without one
+      const int64_t bs = dtype_traits(t).block_size;
+      for (int64_t k : {32, 64, 96, 256, 576, 768, 1536, 2560}) {
+        if (k % bs != 0) continue;
+        auto row = random_rows(t, 1, k, rng);
+        auto x = random_floats(static_cast<size_t>(k), rng);
+        std::vector<float> w(static_cast<size_t>(k));
+        dtype_traits(t).dequantize(row.data(), w.data(), k / dtype_traits(t).block_size);
+        double want = ref_dot(w.data(), x.data(), k);
+        EXPECT_NEAR(f(row.data(), x.data(), k), want, 1e-5 * abs_dot(w.data(), x.data(), k) + 1e-6)
+            << dtype_name(t) << " k=" << k;
+      }
     }
   }
 }
@@ -158,38 +168,42 @@ TEST(Kernels, FusedRowDotMatchesDequantize) {
 // Half-precision conversions (KV cache) against the scalar reference, bit for bit, over
 // lengths that are and are not multiples of the vector width, including specials.
 TEST(Kernels, HalfConversionsMatchReference) {
-  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
-  std::mt19937 rng(5);
-  for (int64_t n : {1, 7, 8, 9, 64, 100, 257}) {
-    auto x = random_floats(static_cast<size_t>(n), rng);
-    for (auto& v : x) v *= 1000.0f;
-    if (n > 4) x[1] = 0.0f, x[2] = -0.0f, x[3] = 1e-6f, x[4] = 70000.0f;  // zero, signed zero, subnormal, overflow
-    std::vector<uint16_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
-    ref_kernels().f32_to_f16(x.data(), want.data(), n);
-    fast()->f32_to_f16(x.data(), got.data(), n);
-    EXPECT_EQ(got, want) << "n=" << n;
-    std::vector<float> back_want(static_cast<size_t>(n)), back_got(static_cast<size_t>(n));
-    ref_kernels().f16_to_f32(want.data(), back_want.data(), n);
-    fast()->f16_to_f32(want.data(), back_got.data(), n);
-    EXPECT_EQ(back_got, back_want) << "n=" << n;
+  for (const KernelTable* kt : simd_kernels()) {
+    SCOPED_TRACE(kt->name);
+    std::mt19937 rng(5);
+    for (int64_t n : {1, 7, 8, 9, 64, 100, 257}) {
+      auto x = random_floats(static_cast<size_t>(n), rng);
+      for (auto& v : x) v *= 1000.0f;
+      if (n > 4) x[1] = 0.0f, x[2] = -0.0f, x[3] = 1e-6f, x[4] = 70000.0f;  // zero, signed zero, subnormal, overflow
+      std::vector<uint16_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+      ref_kernels().f32_to_f16(x.data(), want.data(), n);
+      kt->f32_to_f16(x.data(), got.data(), n);
+      EXPECT_EQ(got, want) << "n=" << n;
+      std::vector<float> back_want(static_cast<size_t>(n)), back_got(static_cast<size_t>(n));
+      ref_kernels().f16_to_f32(want.data(), back_want.data(), n);
+      kt->f16_to_f32(want.data(), back_got.data(), n);
+      EXPECT_EQ(back_got, back_want) << "n=" << n;
+    }
   }
 }
 
 // Softmax numerators: the vectorized exp against std::exp, element by element and summed.
 TEST(Kernels, ExpSumMatchesReference) {
-  if (!fast()) GTEST_SKIP() << "no SIMD kernels compiled in";
-  std::mt19937 rng(6);
-  std::uniform_real_distribution<float> u(-100.0f, 0.0f);
-  for (int64_t n : {1, 5, 8, 13, 64, 255, 1024}) {
-    std::vector<float> a(static_cast<size_t>(n));
-    for (auto& v : a) v = u(rng);
-    a[0] = 3.0f;  // the maximum: exp(0) after the shift
-    auto b = a;
-    const float want = ref_kernels().exp_sum(a.data(), n, 3.0f);
-    const float got = fast()->exp_sum(b.data(), n, 3.0f);
-    EXPECT_NEAR(got, want, 2e-6f * want) << "n=" << n;
-    for (int64_t i = 0; i < n; ++i)
-      EXPECT_NEAR(b[static_cast<size_t>(i)], a[static_cast<size_t>(i)], 2e-7f * a[static_cast<size_t>(i)] + 1e-37f) << "n=" << n << " i=" << i;
+  for (const KernelTable* kt : simd_kernels()) {
+    SCOPED_TRACE(kt->name);
+    std::mt19937 rng(6);
+    std::uniform_real_distribution<float> u(-100.0f, 0.0f);
+    for (int64_t n : {1, 5, 8, 13, 64, 255, 1024}) {
+      std::vector<float> a(static_cast<size_t>(n));
+      for (auto& v : a) v = u(rng);
+      a[0] = 3.0f;  // the maximum: exp(0) after the shift
+      auto b = a;
+      const float want = ref_kernels().exp_sum(a.data(), n, 3.0f);
+      const float got = kt->exp_sum(b.data(), n, 3.0f);
+      EXPECT_NEAR(got, want, 2e-6f * want) << "n=" << n;
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_NEAR(b[static_cast<size_t>(i)], a[static_cast<size_t>(i)], 2e-7f * a[static_cast<size_t>(i)] + 1e-37f) << "n=" << n << " i=" << i;
+    }
   }
 }
 
@@ -249,8 +263,7 @@ TEST(Kernels, AttentionF16KernelsEqualOneQueryKernels) {
       for (size_t i = 0; i < kf.size(); ++i) k[i] = fp32_to_fp16(kf[i]);
       for (size_t i = 0; i < kf.size(); ++i) v[i] = fp32_to_fp16(kf[(i * 7) % kf.size()]);
       auto w = random_floats(static_cast<size_t>(nq * n), rng, 0.1f);
-      for (const KernelTable* kt : {&ref_kernels(), fast()}) {
-        if (!kt) continue;
+      for (const KernelTable* kt : all_tables()) {
         std::vector<float> s(static_cast<size_t>(nq * n)), out(static_cast<size_t>(nq * hd), 0.5f), want = out;
         kt->attn_scores_f16(q.data(), nq, k.data(), stride, n, hd, s.data(), n);
         kt->attn_values_f16(w.data(), nq, n, v.data(), stride, n, hd, out.data());
@@ -258,7 +271,7 @@ TEST(Kernels, AttentionF16KernelsEqualOneQueryKernels) {
           for (int64_t p = 0; p < n; ++p) {
             const float* qg = q.data() + g * hd;
             const uint16_t* kp = k.data() + p * stride;
-            if (kt == fast()) {
+            if (kt != &ref_kernels()) {
               ASSERT_EQ(s[static_cast<size_t>(g * n + p)], kt->dot_row(DType::F16)(kp, qg, hd)) << "hd=" << hd << " nq=" << nq;
             } else {
               double ref = 0, mag = 0;
@@ -293,8 +306,7 @@ TEST(Kernels, AttentionQ8KernelsMatchDequantizedRows) {
       auto q = random_floats(static_cast<size_t>(nq * hd), rng);
       auto w = random_floats(static_cast<size_t>(nq * n), rng, 0.1f);
       const int64_t head = 1, off = head * hd / 32 * 34;  // the middle KV head
-      for (const KernelTable* kt : {&ref_kernels(), fast()}) {
-        if (!kt) continue;
+      for (const KernelTable* kt : all_tables()) {
         std::vector<float> s(static_cast<size_t>(nq * n)), out(static_cast<size_t>(nq * hd), 0.5f);
         kt->attn_scores_q8(q.data(), nq, k.data() + off, stride, n, hd, s.data(), n);
         kt->attn_values_q8(w.data(), nq, n, v.data() + off, stride, n, hd, out.data());
@@ -316,7 +328,7 @@ TEST(Kernels, AttentionQ8KernelsMatchDequantizedRows) {
             ASSERT_NEAR(out[static_cast<size_t>(g * hd + i)], want[static_cast<size_t>(i)], 1e-5 * mag[static_cast<size_t>(i)])
                 << kt->name << " hd=" << hd;
         }
-        if (kt == fast())  // grouped == one query at a time
+        if (kt != &ref_kernels())  // grouped == one query at a time
           for (int g = 0; g < nq; ++g) {
             std::vector<float> s1(static_cast<size_t>(n)), out1(static_cast<size_t>(hd), 0.5f);
             kt->attn_scores_q8(q.data() + g * hd, 1, k.data() + off, stride, n, hd, s1.data(), n);
@@ -335,8 +347,7 @@ TEST(Kernels, AxpyF16MatchesReference) {
     std::vector<uint16_t> x(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = fp32_to_fp16(xf[static_cast<size_t>(i)]);
     auto y0 = random_floats(static_cast<size_t>(n), rng);
-    for (const KernelTable* kt : {&ref_kernels(), fast()}) {
-      if (!kt) continue;
+    for (const KernelTable* kt : all_tables()) {
       auto y = y0;
       kt->axpy_f16(0.37f, x.data(), y.data(), n);
       for (int64_t i = 0; i < n; ++i)

@@ -92,12 +92,7 @@ auto kernel(const KernelTable& kt, DType t) {
     return kt.packed_dot15(t);
 }
 
-std::vector<const KernelTable*> simd_tables() {
-  std::vector<const KernelTable*> v;
-  if (x86_kernels() && cpu_has_x86_kernels()) v.push_back(x86_kernels());
-  if (x86_vnni_kernels() && cpu_has_avx_vnni()) v.push_back(x86_vnni_kernels());
-  return v;
-}
+std::span<const KernelTable* const> simd_tables() { return simd_kernels(); }
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/isa_tables.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/x86/attention_avx2.hpp"
 #include "kernels/x86/elementwise.hpp"
@@ -330,7 +331,7 @@ void quantize_q15_avx2(const float* x, int64_t k, Q15Block* out) {
 
 }  // namespace
 
-const KernelTable* x86_kernels() {
+const KernelTable& avx2_kernels() {
   static const KernelTable t{.name = "avx2",
                              .dot_f32 = dot_f32_avx2,
                              .gemm_f32 = gemm_f32_avx2,
@@ -372,12 +373,12 @@ const KernelTable* x86_kernels() {
                              .packed15_q6_k = packed15_q6_k_avx2,
                              .to_q8 = quantize_q8_avx2,
                              .to_q15 = quantize_q15_avx2};
-  return &t;
+  return t;
 }
 
-const KernelTable* x86_vnni_kernels() {
+const KernelTable& avx2_vnni_kernels() {
   static const KernelTable t = [] {
-    KernelTable v = *x86_kernels();
+    KernelTable v = avx2_kernels();
     v.name = "avx2+vnni";
     v.packed_q4_0 = packed_q4_0_vnni;
     v.packed_q4_1 = packed_q4_1_vnni;
@@ -397,7 +398,7 @@ const KernelTable* x86_vnni_kernels() {
     v.packed15_q6_k = packed15_q6_k_vnni;
     return v;
   }();
-  return &t;
+  return t;
 }
 
 }  // namespace minnow::kernels

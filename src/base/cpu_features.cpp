@@ -1,0 +1,58 @@
+#include "base/cpu_features.hpp"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>  // getauxval: glibc, musl and Android's bionic (API 18+)
+#endif
+
+namespace minnow {
+namespace {
+
+#if defined(__aarch64__) && defined(__APPLE__)
+bool sysctl_flag(const char* name) {
+  int v = 0;
+  size_t size = sizeof v;
+  return sysctlbyname(name, &v, &size, nullptr, 0) == 0 && v != 0;
+}
+#endif
+
+CpuFeatures detect() {
+  CpuFeatures f;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  // F16C is CPUID leaf 1, ECX bit 29 (read directly: not every compiler names it).
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+  f.avx2_fma_f16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
+  // AVX-VNNI is CPUID leaf 7, sub-leaf 1, EAX bit 4 (GCC 12's __builtin_cpu_supports misses it).
+  f.avx_vnni = f.avx2_fma_f16c && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+#elif defined(__aarch64__) && defined(__APPLE__)
+  f.neon = true;
+  f.dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd");
+  f.i8mm = sysctl_flag("hw.optional.arm.FEAT_I8MM");
+  f.fp16 = sysctl_flag("hw.optional.arm.FEAT_FP16");
+#elif defined(__aarch64__)
+  // The bits from the Linux uapi (asm/hwcap.h), spelled out because older headers (old
+  // NDKs, old glibc) lack the newer names.
+  constexpr unsigned long kHwcapFphp = 1ul << 9, kHwcapAsimdhp = 1ul << 10, kHwcapAsimddp = 1ul << 20;
+  constexpr unsigned long kHwcap2I8mm = 1ul << 13;
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  f.neon = true;
+  f.dotprod = (hw & kHwcapAsimddp) != 0;
+  f.fp16 = (hw & kHwcapFphp) && (hw & kHwcapAsimdhp);
+  f.i8mm = (hw2 & kHwcap2I8mm) != 0;
+#endif
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+}  // namespace minnow

@@ -1,0 +1,20 @@
+// What the CPU can run, read once from CPUID (x86-64) or the kernel's HWCAP bits (aarch64
+// Linux and Android; sysctl on Apple).
+#pragma once
+
+namespace minnow {
+
+struct CpuFeatures {
+  // x86-64
+  bool avx2_fma_f16c = false;  // the AVX2 kernels' baseline
+  bool avx_vnni = false;
+  // aarch64 (NEON itself is part of every aarch64 CPU)
+  bool neon = false;
+  bool dotprod = false;  // sdot/udot (armv8.2-a FEAT_DotProd)
+  bool i8mm = false;     // smmla (armv8.6-a FEAT_I8MM)
+  bool fp16 = false;     // half-precision arithmetic (FEAT_FP16)
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace minnow

@@ -1,0 +1,7 @@
+// Packed-row kernels for armv8.6-a i8mm CPUs: smmla for pairs of tokens (prompts), sdot
+// for a lone one; compiled with +i8mm, reached only when HWCAP says the CPU has it.
+#include "kernels/arm/packed_neon.hpp"
+
+namespace minnow::kernels {
+MINNOW_DEFINE_PACKED_KERNELS(i8mm, MmlaDot)
+}  // namespace minnow::kernels

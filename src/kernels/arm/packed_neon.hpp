@@ -1,0 +1,470 @@
+// Kernels over packed rows (kernels/packed.hpp) for aarch64, written once for three ways
+// of making the integer block sums: packed_neon.cpp (armv8.0 widening multiplies),
+// packed_dotprod.cpp (sdot) and packed_i8mm.cpp (smmla for pairs of tokens, sdot for a
+// lone one). Everything here has internal linkage, so each file gets its own copy compiled
+// for its own instruction set and no baseline caller can reach a newer instruction.
+//
+// The packed layout suits 128-bit vectors as is: a 32-byte chunk j holds 4 bytes of each
+// of 8 rows, so its first 16 bytes are rows 0-3 and the rest rows 4-7, one row per 32-bit
+// lane; they meet activation bytes 4j..4j+3 in every lane. The float steps are those of
+// the scalar reference in the same order (fused multiply-adds where it uses std::fma),
+// so results equal it bit for bit.
+#pragma once
+#include <arm_neon.h>
+
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/ops.hpp"
+
+namespace minnow::kernels {
+
+#define MINNOW_PACKED_KERNELS(isa)                                                                          \
+  void packed_q4_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q4_1_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q5_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q5_1_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q8_0_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q4_k_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q5_k_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed_q6_k_##isa(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);    \
+  void packed15_q4_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q4_1_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q5_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q5_1_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q8_0_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q4_k_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q5_k_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out); \
+  void packed15_q6_k_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
+MINNOW_PACKED_KERNELS(neon)
+MINNOW_PACKED_KERNELS(dotprod)
+MINNOW_PACKED_KERNELS(i8mm)
+#undef MINNOW_PACKED_KERNELS
+
+namespace {
+
+// Decode streams every weight once: ask for the bytes 4 KiB ahead (the rest of this group
+// and the start of the next, which follows in memory), as the x86 kernels do.
+constexpr size_t kPrefetchAhead = 4096;
+template <size_t kBytes>
+inline void prefetch_block(const uint8_t* g) {
+  for (size_t l = 0; l < kBytes; l += 64) __builtin_prefetch(g + kPrefetchAhead + l);
+}
+
+// One block's weights as signed bytes: chunk j (0..7) for rows 0-3 (lo) and 4-7 (hi); it
+// meets activation bytes 4j..4j+3.
+struct Weights {
+  int8x16_t lo[8], hi[8];
+};
+
+// Row sums of one block: rows 0-3 and 4-7, one per lane.
+struct RowSums {
+  int32x4_t lo, hi;
+};
+
+// Unsigned nibbles of 4 packed chunks (j and j + 4 share a byte).
+inline void unpack_nibbles(const uint8_t* q, Weights& w) {
+  const uint8x16_t low4 = vdupq_n_u8(0x0f);
+  for (int i = 0; i < 4; ++i) {
+    const uint8x16_t a = vld1q_u8(q + 32 * i), b = vld1q_u8(q + 32 * i + 16);
+    w.lo[i] = vreinterpretq_s8_u8(vandq_u8(a, low4));
+    w.hi[i] = vreinterpretq_s8_u8(vandq_u8(b, low4));
+    w.lo[i + 4] = vreinterpretq_s8_u8(vshrq_n_u8(a, 4));
+    w.hi[i + 4] = vreinterpretq_s8_u8(vshrq_n_u8(b, 4));
+  }
+}
+
+// ORs `value` into each element whose bit is set in a 32-byte plane of fifth (or sixth)
+// bits (packed.hpp: byte (r/4)*16 + (r%4)*4 + i holds row r's bits of elements 4i+e (bit
+// e) and 16+4i+e (bit 4+e)). A table lookup hands every lane its row's byte; a test
+// against 1 << e (or 16 << e) picks the element's bit.
+inline void add_high_bits(const uint8_t* plane, Weights& w, uint8_t value) {
+  static const uint8_t kSpread[16] = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+  static const uint8_t kLowBits[16] = {1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
+  const uint8x16_t spread = vld1q_u8(kSpread), low_bits = vld1q_u8(kLowBits), high_bits = vshlq_n_u8(low_bits, 4);
+  const uint8x16_t v = vdupq_n_u8(value);
+  const uint8x16_t rows_lo = vld1q_u8(plane), rows_hi = vld1q_u8(plane + 16);
+  for (int i = 0; i < 4; ++i) {
+    const uint8x16_t idx = vaddq_u8(spread, vdupq_n_u8(static_cast<uint8_t>(i)));
+    const uint8x16_t a = vqtbl1q_u8(rows_lo, idx), b = vqtbl1q_u8(rows_hi, idx);
+    w.lo[i] = vorrq_s8(w.lo[i], vreinterpretq_s8_u8(vandq_u8(vtstq_u8(a, low_bits), v)));
+    w.hi[i] = vorrq_s8(w.hi[i], vreinterpretq_s8_u8(vandq_u8(vtstq_u8(b, low_bits), v)));
+    w.lo[i + 4] = vorrq_s8(w.lo[i + 4], vreinterpretq_s8_u8(vandq_u8(vtstq_u8(a, high_bits), v)));
+    w.hi[i + 4] = vorrq_s8(w.hi[i + 4], vreinterpretq_s8_u8(vandq_u8(vtstq_u8(b, high_bits), v)));
+  }
+}
+
+// IntDot (one per instruction set) turns weights and 32 activation bytes into row sums:
+//   dot<kFirst, kCount, kChain>(w, q): chunks kFirst..kFirst+kCount-1, where kChain
+//   products of |w| * |q| fit an int16 (the baseline's widening multiplies use it).
+// How an activation block meets the weights: int8 in one pass; 15-bit as
+// 128 * (w . hi) + (w . lo), exact in int32.
+struct Int8Activations {
+  using Block = Q8Block;
+  template <typename IntDot, int kFirst, int kCount, int kChain>
+  static RowSums dot(const Weights& w, const Block& x) {
+    return IntDot::template dot<kFirst, kCount, kChain>(w, x.q);
+  }
+};
+
+struct Split15Activations {
+  using Block = Q15Block;
+  template <typename IntDot, int kFirst, int kCount, int kChain>
+  static RowSums dot(const Weights& w, const Block& x) {
+    const RowSums h = IntDot::template dot<kFirst, kCount, kChain>(w, x.hi);
+    const RowSums l = IntDot::template dot<kFirst, kCount, kChain>(w, x.lo);
+    return {vaddq_s32(vshlq_n_s32(h.lo, 7), l.lo), vaddq_s32(vshlq_n_s32(h.hi, 7), l.hi)};
+  }
+};
+
+// Activation bytes 4j..4j+3 in every lane.
+inline int8x16_t broadcast4(const int8_t* q, int j) {
+  int32_t v;
+  std::memcpy(&v, q + 4 * j, 4);
+  return vreinterpretq_s8_s32(vdupq_n_s32(v));
+}
+
+// armv8.0: widening multiplies into int16 lanes (row r, element e), kChain chunks summed
+// there before they are widened pairwise into int32; the pairs are added at the end.
+struct WideningDot {
+  template <int kFirst, int kCount, int kChain>
+  static RowSums dot(const Weights& w, const int8_t* q) {
+    int32x4_t a0 = vdupq_n_s32(0), a1 = a0, b0 = a0, b1 = a0;  // rows 0-1, 2-3, 4-5, 6-7 (pairs of elements)
+    for (int c = kFirst; c < kFirst + kCount; c += kChain) {
+      int8x16_t x = broadcast4(q, c);
+      int16x8_t p0 = vmull_s8(vget_low_s8(w.lo[c]), vget_low_s8(x)), p1 = vmull_high_s8(w.lo[c], x);
+      int16x8_t p2 = vmull_s8(vget_low_s8(w.hi[c]), vget_low_s8(x)), p3 = vmull_high_s8(w.hi[c], x);
+      for (int j = c + 1; j < c + kChain; ++j) {
+        x = broadcast4(q, j);
+        p0 = vmlal_s8(p0, vget_low_s8(w.lo[j]), vget_low_s8(x));
+        p1 = vmlal_high_s8(p1, w.lo[j], x);
+        p2 = vmlal_s8(p2, vget_low_s8(w.hi[j]), vget_low_s8(x));
+        p3 = vmlal_high_s8(p3, w.hi[j], x);
+      }
+      a0 = vpadalq_s16(a0, p0);
+      a1 = vpadalq_s16(a1, p1);
+      b0 = vpadalq_s16(b0, p2);
+      b1 = vpadalq_s16(b1, p3);
+    }
+    return {vpaddq_s32(a0, a1), vpaddq_s32(b0, b1)};
+  }
+};
+
+// An IntDot that computes each token alone: for_token_pairs(w, x, nb, fn) calls
+// fn(t, sums) for every token t (x[t * nb]) in order.
+template <typename Dot>
+struct OneTokenAtATime : Dot {
+  template <typename Act, int kFirst, int kCount, int kChain, int NT, typename Fn>
+  static void for_token_pairs(const Weights& w, const typename Act::Block* x, int64_t nb, Fn fn) {
+    for (int t = 0; t < NT; ++t) fn(t, Act::template dot<Dot, kFirst, kCount, kChain>(w, x[t * nb]));
+  }
+};
+
+#if defined(__ARM_FEATURE_DOTPROD)
+// armv8.2 dotprod: one sdot per chunk and half, the activation bytes taken by lane.
+struct SdotDot {
+  template <int kFirst, int kCount, int kChain>
+  static RowSums dot(const Weights& w, const int8_t* q) {
+    const int8x16_t xa = vld1q_s8(q), xb = vld1q_s8(q + 16);
+    RowSums s{vdupq_n_s32(0), vdupq_n_s32(0)};
+    [&]<int... I>(std::integer_sequence<int, I...>) {
+      (step<kFirst + I>(s, w, xa, xb), ...);
+    }(std::make_integer_sequence<int, kCount>{});
+    return s;
+  }
+  template <int c>
+  static void step(RowSums& s, const Weights& w, int8x16_t xa, int8x16_t xb) {
+    const int8x16_t x = c < 4 ? xa : xb;
+    s.lo = vdotq_laneq_s32(s.lo, w.lo[c], x, c % 4);
+    s.hi = vdotq_laneq_s32(s.hi, w.hi[c], x, c % 4);
+  }
+};
+#endif
+
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+// armv8.6 i8mm: smmla multiplies a 2x8 by an 8x2 int8 matrix. Zipping chunks c and c+1
+// gives rows (0,1), (2,3), (4,5), (6,7) as 2x8 matrices of 8 consecutive elements; two
+// tokens' activation bytes 4c..4c+7 side by side are the 8x2. A result holds
+// [r.a, r.b, (r+1).a, (r+1).b]; unzipping two of them gives each token's 4 rows.
+struct MmlaDot : SdotDot {
+  template <int kFirst, int kCount>
+  struct RowPairs {
+    int8x16_t m[kCount / 2][4];
+    explicit RowPairs(const Weights& w) {
+      for (int p = 0; p < kCount / 2; ++p) {
+        const int c = kFirst + 2 * p;
+        const int32x4_t lo0 = vreinterpretq_s32_s8(w.lo[c]), lo1 = vreinterpretq_s32_s8(w.lo[c + 1]);
+        const int32x4_t hi0 = vreinterpretq_s32_s8(w.hi[c]), hi1 = vreinterpretq_s32_s8(w.hi[c + 1]);
+        m[p][0] = vreinterpretq_s8_s32(vzip1q_s32(lo0, lo1));
+        m[p][1] = vreinterpretq_s8_s32(vzip2q_s32(lo0, lo1));
+        m[p][2] = vreinterpretq_s8_s32(vzip1q_s32(hi0, hi1));
+        m[p][3] = vreinterpretq_s8_s32(vzip2q_s32(hi0, hi1));
+      }
+    }
+    // Row sums of two tokens' activation bytes qa, qb.
+    void dot2(const int8_t* qa, const int8_t* qb, RowSums& a, RowSums& b) const {
+      int32x4_t r01 = vdupq_n_s32(0), r23 = r01, r45 = r01, r67 = r01;
+      for (int p = 0; p < kCount / 2; ++p) {
+        const int c = kFirst + 2 * p;
+        const int8x16_t x = vcombine_s8(vld1_s8(qa + 4 * c), vld1_s8(qb + 4 * c));
+        r01 = vmmlaq_s32(r01, m[p][0], x);
+        r23 = vmmlaq_s32(r23, m[p][1], x);
+        r45 = vmmlaq_s32(r45, m[p][2], x);
+        r67 = vmmlaq_s32(r67, m[p][3], x);
+      }
+      a = {vuzp1q_s32(r01, r23), vuzp1q_s32(r45, r67)};
+      b = {vuzp2q_s32(r01, r23), vuzp2q_s32(r45, r67)};
+    }
+    void dot2(const Q8Block& xa, const Q8Block& xb, RowSums& a, RowSums& b) const { dot2(xa.q, xb.q, a, b); }
+    void dot2(const Q15Block& xa, const Q15Block& xb, RowSums& a, RowSums& b) const {
+      RowSums ha, hb;
+      dot2(xa.hi, xb.hi, ha, hb);
+      dot2(xa.lo, xb.lo, a, b);
+      a = {vaddq_s32(vshlq_n_s32(ha.lo, 7), a.lo), vaddq_s32(vshlq_n_s32(ha.hi, 7), a.hi)};
+      b = {vaddq_s32(vshlq_n_s32(hb.lo, 7), b.lo), vaddq_s32(vshlq_n_s32(hb.hi, 7), b.hi)};
+    }
+  };
+
+  template <typename Act, int kFirst, int kCount, int kChain, int NT, typename Fn>
+  static void for_token_pairs(const Weights& w, const typename Act::Block* x, int64_t nb, Fn fn) {
+    if constexpr (NT >= 2) {
+      const RowPairs<kFirst, kCount> rows(w);
+      for (int t = 0; t + 1 < NT; t += 2) {
+        RowSums a, b;
+        rows.dot2(x[t * nb], x[(t + 1) * nb], a, b);
+        fn(t, a);
+        fn(t + 1, b);
+      }
+    }
+    if constexpr (NT % 2 == 1) fn(NT - 1, Act::template dot<SdotDot, kFirst, kCount, kChain>(w, x[(NT - 1) * nb]));
+  }
+};
+#endif
+
+// Q4_0/Q4_1/Q5_0/Q5_1 rows: nibbles (plus fifth bits), row scales, minimums (or the
+// format's offset times the scale). Weights are at most 31: 8 products fit an int16.
+template <typename IntDot, typename Act, DType T, int NT>
+inline void q4_group(const uint8_t* g, const typename Act::Block* x, int64_t nb, float* out) {
+  constexpr bool kMin = T == DType::Q4_1 || T == DType::Q5_1, k5 = T == DType::Q5_0 || T == DType::Q5_1;
+  constexpr size_t kHighAt = kMin ? 32 : 16, kQuantsAt = kHighAt + (k5 ? 32 : 0), kBytes = kQuantsAt + 128;
+  float32x4_t acc[NT][2], accm[NT][2];
+  for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = accm[t][0] = accm[t][1] = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    prefetch_block<kBytes>(g);
+    const float16x8_t dh = vreinterpretq_f16_u8(vld1q_u8(g));
+    const float32x4_t d[2] = {vcvt_f32_f16(vget_low_f16(dh)), vcvt_high_f32_f16(dh)};
+    float32x4_t m[2];
+    if constexpr (kMin) {
+      const float16x8_t mh = vreinterpretq_f16_u8(vld1q_u8(g + 16));
+      m[0] = vcvt_f32_f16(vget_low_f16(mh));
+      m[1] = vcvt_high_f32_f16(mh);
+    } else {
+      m[0] = vmulq_n_f32(d[0], k5 ? -16.0f : -8.0f);
+      m[1] = vmulq_n_f32(d[1], k5 ? -16.0f : -8.0f);
+    }
+    Weights w;
+    unpack_nibbles(g + kQuantsAt, w);
+    if constexpr (k5) add_high_bits(g + kHighAt, w, 16);
+    IntDot::template for_token_pairs<Act, 0, 8, 8, NT>(w, x + b, nb, [&](int t, RowSums sum) {
+      const auto& xb = x[t * nb + b];
+      acc[t][0] = vfmaq_f32(acc[t][0], vmulq_n_f32(d[0], xb.d), vcvtq_f32_s32(sum.lo));
+      acc[t][1] = vfmaq_f32(acc[t][1], vmulq_n_f32(d[1], xb.d), vcvtq_f32_s32(sum.hi));
+      accm[t][0] = vfmaq_n_f32(accm[t][0], m[0], xb.s);
+      accm[t][1] = vfmaq_n_f32(accm[t][1], m[1], xb.s);
+    });
+  }
+  for (int t = 0; t < NT; ++t) {
+    vst1q_f32(out + 8 * t, vaddq_f32(acc[t][0], accm[t][0]));
+    vst1q_f32(out + 8 * t + 4, vaddq_f32(acc[t][1], accm[t][1]));
+  }
+}
+
+// Q8_0 rows: signed bytes; |w| <= 128 and |x| <= 127, so 2 products fit an int16.
+template <typename IntDot, typename Act, int NT>
+inline void q8_group(const uint8_t* g, const typename Act::Block* x, int64_t nb, float* out) {
+  constexpr size_t kBytes = 16 + 256;
+  float32x4_t acc[NT][2];
+  for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b, g += kBytes) {
+    prefetch_block<kBytes>(g);
+    const float16x8_t dh = vreinterpretq_f16_u8(vld1q_u8(g));
+    const float32x4_t d[2] = {vcvt_f32_f16(vget_low_f16(dh)), vcvt_high_f32_f16(dh)};
+    Weights w;
+    for (int j = 0; j < 8; ++j) {
+      w.lo[j] = vld1q_s8(reinterpret_cast<const int8_t*>(g + 16 + 32 * j));
+      w.hi[j] = vld1q_s8(reinterpret_cast<const int8_t*>(g + 16 + 32 * j + 16));
+    }
+    IntDot::template for_token_pairs<Act, 0, 8, 2, NT>(w, x + b, nb, [&](int t, RowSums sum) {
+      const auto& xb = x[t * nb + b];
+      acc[t][0] = vfmaq_f32(acc[t][0], vmulq_n_f32(d[0], xb.d), vcvtq_f32_s32(sum.lo));
+      acc[t][1] = vfmaq_f32(acc[t][1], vmulq_n_f32(d[1], xb.d), vcvtq_f32_s32(sum.hi));
+    });
+  }
+  for (int t = 0; t < NT; ++t) {
+    vst1q_f32(out + 8 * t, acc[t][0]);
+    vst1q_f32(out + 8 * t + 4, acc[t][1]);
+  }
+}
+
+// 8 small scales of one sub-block (u8, or i8 for Q6_K) as floats, rows 0-3 and 4-7.
+inline void scales_u8(const uint8_t* p, float32x4_t s[2]) {
+  const uint16x8_t v = vmovl_u8(vld1_u8(p));
+  s[0] = vcvtq_f32_u32(vmovl_u16(vget_low_u16(v)));
+  s[1] = vcvtq_f32_u32(vmovl_high_u16(v));
+}
+inline void scales_i8(const uint8_t* p, float32x4_t s[2]) {
+  const int16x8_t v = vmovl_s8(vld1_s8(reinterpret_cast<const int8_t*>(p)));
+  s[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(v)));
+  s[1] = vcvtq_f32_s32(vmovl_high_s16(v));
+}
+
+// Q4_K/Q5_K/Q6_K rows (packed.hpp): each sub-block as a Q4_1/Q5 block whose row scales are
+// d * sc and minimums dmin * mn; Q6_K's weights q - 32 are signed (|w| <= 32: 4 products
+// fit an int16), two scales a sub-block.
+template <typename IntDot, typename Act, DType T, int NT>
+inline void k_group(const uint8_t* g, const typename Act::Block* x, int64_t nb, float* out) {
+  constexpr bool k6 = T == DType::Q6_K;
+  constexpr int kPlanes = T == DType::Q4_K ? 0 : T == DType::Q5_K ? 1 : 2;
+  constexpr size_t kHeader = k6 ? 144 : 160, kSub = 32 * kPlanes + 128, kSuper = kHeader + 8 * kSub;
+  float32x4_t acc[NT][2], accm[NT][2];
+  for (int t = 0; t < NT; ++t) acc[t][0] = acc[t][1] = accm[t][0] = accm[t][1] = vdupq_n_f32(0.0f);
+  for (int64_t s = 0; s < nb / 8; ++s, g += kSuper) {
+    const float16x8_t dh = vreinterpretq_f16_u8(vld1q_u8(g));
+    const float32x4_t d[2] = {vcvt_f32_f16(vget_low_f16(dh)), vcvt_high_f32_f16(dh)};
+    float32x4_t dmin[2] = {};
+    if constexpr (!k6) {
+      const float16x8_t mh = vreinterpretq_f16_u8(vld1q_u8(g + 16));
+      dmin[0] = vcvt_f32_f16(vget_low_f16(mh));
+      dmin[1] = vcvt_high_f32_f16(mh);
+    }
+    for (int j = 0; j < 8; ++j) {
+      const uint8_t* sub = g + kHeader + j * kSub;
+      prefetch_block<kSub>(sub);
+      Weights w;
+      unpack_nibbles(sub + 32 * kPlanes, w);
+      if constexpr (kPlanes >= 1) add_high_bits(sub, w, 16);
+      if constexpr (kPlanes >= 2) add_high_bits(sub + 32, w, 32);
+      const typename Act::Block* xj = x + 8 * s + j;
+      if constexpr (k6) {
+        const int8x16_t k32 = vdupq_n_s8(32);
+        for (int i = 0; i < 8; ++i) {
+          w.lo[i] = vsubq_s8(w.lo[i], k32);
+          w.hi[i] = vsubq_s8(w.hi[i], k32);
+        }
+        float32x4_t s_lo[2], s_hi[2];
+        scales_i8(g + 16 + 8 * (2 * j), s_lo);
+        scales_i8(g + 16 + 8 * (2 * j + 1), s_hi);
+        for (int h = 0; h < 2; ++h) {
+          s_lo[h] = vmulq_f32(d[h], s_lo[h]);
+          s_hi[h] = vmulq_f32(d[h], s_hi[h]);
+        }
+        // The two halves' sums for each token, in the reference's order: lo, then hi.
+        RowSums lo[NT];
+        IntDot::template for_token_pairs<Act, 0, 4, 4, NT>(w, xj, nb, [&](int t, RowSums sum) { lo[t] = sum; });
+        IntDot::template for_token_pairs<Act, 4, 4, 4, NT>(w, xj, nb, [&](int t, RowSums hi) {
+          const float xd = xj[t * nb].d;
+          acc[t][0] = vfmaq_f32(acc[t][0], vmulq_n_f32(s_lo[0], xd), vcvtq_f32_s32(lo[t].lo));
+          acc[t][1] = vfmaq_f32(acc[t][1], vmulq_n_f32(s_lo[1], xd), vcvtq_f32_s32(lo[t].hi));
+          acc[t][0] = vfmaq_f32(acc[t][0], vmulq_n_f32(s_hi[0], xd), vcvtq_f32_s32(hi.lo));
+          acc[t][1] = vfmaq_f32(acc[t][1], vmulq_n_f32(s_hi[1], xd), vcvtq_f32_s32(hi.hi));
+        });
+      } else {
+        float32x4_t scale[2], min[2];
+        scales_u8(g + 32 + 8 * j, scale);
+        scales_u8(g + 96 + 8 * j, min);
+        for (int h = 0; h < 2; ++h) {
+          scale[h] = vmulq_f32(d[h], scale[h]);
+          min[h] = vmulq_f32(dmin[h], min[h]);
+        }
+        IntDot::template for_token_pairs<Act, 0, 8, 8, NT>(w, xj, nb, [&](int t, RowSums sum) {
+          const auto& xb = xj[t * nb];
+          acc[t][0] = vfmaq_f32(acc[t][0], vmulq_n_f32(scale[0], xb.d), vcvtq_f32_s32(sum.lo));
+          acc[t][1] = vfmaq_f32(acc[t][1], vmulq_n_f32(scale[1], xb.d), vcvtq_f32_s32(sum.hi));
+          accm[t][0] = vfmsq_n_f32(accm[t][0], min[0], xb.s);
+          accm[t][1] = vfmsq_n_f32(accm[t][1], min[1], xb.s);
+        });
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    vst1q_f32(out + 8 * t, vaddq_f32(acc[t][0], accm[t][0]));
+    vst1q_f32(out + 8 * t + 4, vaddq_f32(acc[t][1], accm[t][1]));
+  }
+}
+
+template <int NT, typename Fn>
+inline void for_tokens(int n_tokens, Fn fn) {
+  if constexpr (NT > 1) {
+    if (n_tokens < NT) return for_tokens<NT - 1>(n_tokens, fn);
+  }
+  fn(std::integral_constant<int, NT>{});
+}
+
+template <typename IntDot, typename Act, DType T>
+void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb, int n_tokens, float* out) {
+  for_tokens<kMaxMultiTokens>(n_tokens, [&](auto nt) {
+    if constexpr (T == DType::Q8_0)
+      q8_group<IntDot, Act, nt.value>(group, x, nb, out);
+    else if constexpr (T == DType::Q4_K || T == DType::Q5_K || T == DType::Q6_K)
+      k_group<IntDot, Act, T, nt.value>(group, x, nb, out);
+    else
+      q4_group<IntDot, Act, T, nt.value>(group, x, nb, out);
+  });
+}
+
+
+}  // namespace
+
+// The exported entry points of one instruction set, over its IntDot.
+#define MINNOW_DEFINE_PACKED_KERNELS(isa, IntDot)                                                          \
+  void packed_q4_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q4_0>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q4_1_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q4_1>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q5_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q5_0>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q5_1_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q5_1>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q8_0_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q8_0>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q4_k_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q4_K>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q5_k_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q5_K>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed_q6_k_##isa(const uint8_t* g, const Q8Block* x, int64_t nb, int n, float* out) {              \
+    packed_group<IntDot, Int8Activations, DType::Q6_K>(g, x, nb, n, out);                                  \
+  }                                                                                                        \
+  void packed15_q4_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q4_0>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q4_1_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q4_1>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q5_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q5_0>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q5_1_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q5_1>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q8_0_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q8_0>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q4_k_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q4_K>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q5_k_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q5_K>(g, x, nb, n, out);                               \
+  }                                                                                                        \
+  void packed15_q6_k_##isa(const uint8_t* g, const Q15Block* x, int64_t nb, int n, float* out) {           \
+    packed_group<IntDot, Split15Activations, DType::Q6_K>(g, x, nb, n, out);                               \
+  }
+
+}  // namespace minnow::kernels
