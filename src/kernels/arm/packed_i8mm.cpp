@@ -1,5 +1,6 @@
-// Packed-row kernels for armv8.6-a i8mm CPUs: smmla for pairs of tokens (prompts), sdot
-// for a lone one; compiled with +i8mm, reached only when HWCAP says the CPU has it.
+// Packed-row kernels for armv8.6-a i8mm CPUs: smmla for every 15-bit token (its hi and lo
+// bytes as the two columns) and for pairs of int8 tokens, sdot for a lone int8 one;
+// compiled with +i8mm, reached only when HWCAP says the CPU has it.
 #include "kernels/arm/packed_neon.hpp"
 
 namespace minnow::kernels {

@@ -185,8 +185,9 @@ struct SdotDot {
 #if defined(__ARM_FEATURE_MATMUL_INT8)
 // armv8.6 i8mm: smmla multiplies a 2x8 by an 8x2 int8 matrix. Zipping chunks c and c+1
 // gives rows (0,1), (2,3), (4,5), (6,7) as 2x8 matrices of 8 consecutive elements; two
-// tokens' activation bytes 4c..4c+7 side by side are the 8x2. A result holds
-// [r.a, r.b, (r+1).a, (r+1).b]; unzipping two of them gives each token's 4 rows.
+// columns of activation bytes 4c..4c+7 side by side are the 8x2: two tokens' int8 bytes,
+// or one token's 15-bit halves (hi, lo), so a 15-bit token costs what an int8 pair does.
+// A result holds [r.a, r.b, (r+1).a, (r+1).b]; unzipping two gives each column's 4 rows.
 struct MmlaDot : SdotDot {
   template <int kFirst, int kCount>
   struct RowPairs {
@@ -202,7 +203,7 @@ struct MmlaDot : SdotDot {
         m[p][3] = vreinterpretq_s8_s32(vzip2q_s32(hi0, hi1));
       }
     }
-    // Row sums of two tokens' activation bytes qa, qb.
+    // Row sums against two columns of activation bytes, qa and qb.
     void dot2(const int8_t* qa, const int8_t* qb, RowSums& a, RowSums& b) const {
       int32x4_t r01 = vdupq_n_s32(0), r23 = r01, r45 = r01, r67 = r01;
       for (int p = 0; p < kCount / 2; ++p) {
@@ -216,28 +217,26 @@ struct MmlaDot : SdotDot {
       a = {vuzp1q_s32(r01, r23), vuzp1q_s32(r45, r67)};
       b = {vuzp2q_s32(r01, r23), vuzp2q_s32(r45, r67)};
     }
-    void dot2(const Q8Block& xa, const Q8Block& xb, RowSums& a, RowSums& b) const { dot2(xa.q, xb.q, a, b); }
-    void dot2(const Q15Block& xa, const Q15Block& xb, RowSums& a, RowSums& b) const {
-      RowSums ha, hb;
-      dot2(xa.hi, xb.hi, ha, hb);
-      dot2(xa.lo, xb.lo, a, b);
-      a = {vaddq_s32(vshlq_n_s32(ha.lo, 7), a.lo), vaddq_s32(vshlq_n_s32(ha.hi, 7), a.hi)};
-      b = {vaddq_s32(vshlq_n_s32(hb.lo, 7), b.lo), vaddq_s32(vshlq_n_s32(hb.hi, 7), b.hi)};
-    }
   };
 
   template <typename Act, int kFirst, int kCount, int kChain, int NT, typename Fn>
   static void for_token_pairs(const Weights& w, const typename Act::Block* x, int64_t nb, Fn fn) {
-    if constexpr (NT >= 2) {
-      const RowPairs<kFirst, kCount> rows(w);
+    const RowPairs<kFirst, kCount> rows(w);
+    if constexpr (std::is_same_v<typename Act::Block, Q15Block>) {
+      for (int t = 0; t < NT; ++t) {
+        RowSums h, l;
+        rows.dot2(x[t * nb].hi, x[t * nb].lo, h, l);
+        fn(t, RowSums{vaddq_s32(vshlq_n_s32(h.lo, 7), l.lo), vaddq_s32(vshlq_n_s32(h.hi, 7), l.hi)});
+      }
+    } else {
       for (int t = 0; t + 1 < NT; t += 2) {
         RowSums a, b;
-        rows.dot2(x[t * nb], x[(t + 1) * nb], a, b);
+        rows.dot2(x[t * nb].q, x[(t + 1) * nb].q, a, b);
         fn(t, a);
         fn(t + 1, b);
       }
+      if constexpr (NT % 2 == 1) fn(NT - 1, Act::template dot<SdotDot, kFirst, kCount, kChain>(w, x[(NT - 1) * nb]));
     }
-    if constexpr (NT % 2 == 1) fn(NT - 1, Act::template dot<SdotDot, kFirst, kCount, kChain>(w, x[(NT - 1) * nb]));
   }
 };
 #endif
