@@ -373,12 +373,12 @@ def main() -> None:
     ap.add_argument("--skip-unsupported", action="store_true",
                     help="do not run llama.cpp builds on CPU models that lack their -march features (by default "
                     "they run, and a cell reads SIGILL where the build dies)")
-    ap.add_argument("--prompt", type=parse_pair, default=(128, 64), metavar="HI,LO",
+    ap.add_argument("--prompt", type=parse_pair, metavar="HI,LO",
                     help="the two prompt lengths (default 128,64)")
-    ap.add_argument("--gen", type=parse_pair, default=(32, 16), metavar="HI,LO",
+    ap.add_argument("--gen", type=parse_pair, metavar="HI,LO",
                     help="the two generation lengths (default 32,16)")
     ap.add_argument("--quick", action="store_true",
-                    help="the first model only, -cpu max only, prompt 64,32, gen 16,8 (a few minutes)")
+                    help="the first model only, -cpu max only, prompt 64,32 and gen 16,8 unless given (about 10 minutes)")
     ap.add_argument("--minnow", type=Path, default=MINNOW, help="the aarch64 minnow (default build/aarch64/minnow)")
     ap.add_argument("--minnow-args", default="", help="extra flags for minnow bench, e.g. '--int8-decode'")
     ap.add_argument("--no-minnow", action="store_true", help="llama.cpp only")
@@ -392,10 +392,10 @@ def main() -> None:
 
     cpus = [c for c in args.cpus.split(",") if c]
     levels = [lv for lv in args.levels.split(",") if lv]
-    sizes = {"pp": args.prompt, "tg": args.gen}
     if args.quick:
         cpus = ["max"]
-        sizes = {"pp": (64, 32), "tg": (16, 8)}
+    sizes = {"pp": args.prompt or ((64, 32) if args.quick else (128, 64)),
+             "tg": args.gen or ((16, 8) if args.quick else (32, 16))}
     for c in cpus:
         if c not in CPU_FEATURES:
             ap.error(f"unknown -cpu {c} (known: {', '.join(CPU_FEATURES)})")
