@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -315,7 +316,7 @@ def render(meta: dict, rows: list[dict]) -> str:
         "`GGML_CPU_ARM_ARCH=<level>`, no OpenMP; defaults otherwise (Q4_0 repacked at load: 4x8 rows for "
         "i8mm, 4x4 for dotprod, none for plain NEON).",
         f"- minnow: `build/aarch64/minnow bench ... -t 1 -r 1{(' ' + meta['minnow_args']) if meta['minnow_args'] else ''}` "
-        f"({meta['minnow']}); its warm-up repetition doubles "
+        f"({meta['minnow']}, {meta['minnow_binary']}); its warm-up repetition doubles "
         f"the work of each run, so its differences are divided by {meta['minnow_passes']} as well. Kernel table "
         "chosen from the CPU model's HWCAPs (cortex-a53: NEON, cortex-a76: dotprod, max: i8mm).",
         "",
@@ -345,6 +346,9 @@ def render(meta: dict, rows: list[dict]) -> str:
         t = f"{b['seconds'] / 60:.1f} min" if b["seconds"] else "time not recorded"
         ins = ", ".join(f"{k} {v}" for k, v in b["insn"].items())
         lines.append(f"- `-march={b['level']}`: built in {t}; in llama-bench's disassembly: {ins}")
+    if meta.get("llama_from"):
+        lines += ["", f"llama.cpp figures taken from the earlier run {meta['llama_from']} (`--llama-from`); "
+                  "minnow's measured in this one."]
     if meta.get("note"):
         lines += ["", meta["note"]]
     return "\n".join(lines) + "\n"
@@ -384,6 +388,9 @@ def main() -> None:
     ap.add_argument("--no-minnow", action="store_true", help="llama.cpp only")
     ap.add_argument("--no-llama", action="store_true", help="minnow only (the llama.cpp builds are still needed "
                     "for the Q4_0 file unless it exists)")
+    ap.add_argument("--llama-from", type=Path, metavar="RAW_JSON",
+                    help="take the llama.cpp figures from an earlier run's .cache/arm-insn/runs/*.json instead of "
+                    "running llama.cpp again (they depend only on the pinned llama.cpp, the files and the CPU models)")
     ap.add_argument("--jobs", type=int, default=2, help="parallel jobs for the llama.cpp builds (default 2)")
     ap.add_argument("--build-only", action="store_true", help="build the plugin, llama.cpp and the Q4_0 file; stop")
     ap.add_argument("--note", default="", help="a sentence added under the table")
@@ -429,6 +436,11 @@ def main() -> None:
     if exe is None and not args.no_minnow:
         log(f"{args.minnow} does not exist: llama.cpp only (make build-aarch64 builds it)")
     passes = minnow_passes_per_rep()
+    earlier: dict = {}
+    if args.llama_from:
+        prev = json.loads(args.llama_from.read_text())
+        earlier = {(r["file"], r["cpu"], r["level"]): r["llama"] for r in prev["rows"]}
+        log(f"llama.cpp figures from {args.llama_from} ({prev['meta']['date']})")
     minnow_extra = args.minnow_args.split()
     meta = {
         "date": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
@@ -439,6 +451,10 @@ def main() -> None:
         "llama_commit": compare.llama_commit(),
         "minnow": compare.minnow_commit(),
         "minnow_present": exe is not None,
+        "minnow_binary": (f"binary of {dt.datetime.fromtimestamp(args.minnow.stat().st_mtime):%Y-%m-%d %H:%M}, "
+                          f"sha256 {hashlib.sha256(exe.read_bytes()).hexdigest()[:12]}") if exe else "",
+        "llama_from": f"{args.llama_from.name} ({json.loads(args.llama_from.read_text())['meta']['date']})"
+                      if args.llama_from else "",
         "minnow_passes": passes,
         "minnow_args": " ".join(minnow_extra),
         "sizes": sizes,
@@ -464,7 +480,9 @@ def main() -> None:
                 mres = measure("minnow", cpu, m_argv, sizes, passes, mraw)
             for lv in ([] if args.no_llama else levels):
                 missing = level_needs(lv) - CPU_FEATURES[cpu]
-                if missing and args.skip_unsupported:
+                if (short(model), cpu, lv) in earlier:
+                    lres = earlier[(short(model), cpu, lv)]
+                elif missing and args.skip_unsupported:
                     err = "needs +" + "+".join(sorted(missing))
                     lres = {"pp": None, "tg": None, "pp_error": err, "tg_error": err}
                 else:
