@@ -21,9 +21,14 @@
 #include <string_view>
 #include <vector>
 
+// Symbols of the C++ API exported from libminnow.so (everything else is hidden).
+#ifndef MINNOW_API
+#define MINNOW_API __attribute__((visibility("default")))
+#endif
+
 namespace minnow {
 
-class Error;  // derives from std::runtime_error (src/base/error.hpp)
+class Error;  // minnow/error.hpp: derives from std::runtime_error
 struct LoadedModel;
 class KvCache;
 class ThreadPool;
@@ -41,7 +46,7 @@ struct ChatMessage {
   std::string content;
 };
 
-class Model {
+class MINNOW_API Model {
  public:
   static std::unique_ptr<Model> load(const std::string& path);
   ~Model();
@@ -54,6 +59,8 @@ class Model {
   std::string detokenize(std::span<const int32_t> ids, bool render_special = false) const;
   std::string token_text(int32_t id) const;  // the vocabulary entry, as stored
   bool is_end_of_generation(int32_t id) const;
+  int32_t bos_id() const;  // -1: none
+  int32_t eos_id() const;
   bool has_chat_template() const;
   // Renders the model's own chat template (tokenizer.chat_template).
   std::string apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
@@ -119,7 +126,7 @@ struct GenerateResult {
 // return false to stop.
 using TokenCallback = std::function<bool(std::string_view text, int32_t id)>;
 
-class Session {
+class MINNOW_API Session {
  public:
   Session(const Model& model, const SessionOptions& options = {});
   ~Session();

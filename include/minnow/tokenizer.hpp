@@ -14,11 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#ifndef MINNOW_API
+#define MINNOW_API __attribute__((visibility("default")))
+#endif
+
 namespace minnow {
 
 class Tokenizer;
 
-class TextTokenizer {
+class MINNOW_API TextTokenizer {
  public:
   // A tokenizer.json (tokenizer_config.json beside it is read too), a directory holding
   // one, or a GGUF file (only its tokenizer metadata is read).

@@ -1,14 +1,4 @@
-// Error type for untrusted input and runtime failures. Thrown inside the library,
-// caught at the front ends (CLI, and later the C API, which never lets it cross).
+// Error type for untrusted input and runtime failures: thrown inside the library, caught
+// at the front ends (CLI, server, C API). Public, since the C++ API throws it.
 #pragma once
-#include <stdexcept>
-#include <string>
-
-namespace minnow {
-
-class Error : public std::runtime_error {
- public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
-};
-
-}  // namespace minnow
+#include "minnow/error.hpp"

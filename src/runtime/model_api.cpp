@@ -44,6 +44,9 @@ std::string Model::token_text(int32_t id) const {
 
 bool Model::is_end_of_generation(int32_t id) const { return m_->tokenizer->is_end_of_generation(id); }
 
+int32_t Model::bos_id() const { return m_->tokenizer->bos_id(); }
+int32_t Model::eos_id() const { return m_->tokenizer->eos_id(); }
+
 bool Model::has_chat_template() const { return !m_->chat_template.empty(); }
 
 std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {

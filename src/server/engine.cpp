@@ -11,7 +11,7 @@
 #include "models/transformer.hpp"
 #include "runtime/kv_type.hpp"
 #include "runtime/sampler.hpp"
-#include "server/stop_matcher.hpp"
+#include "runtime/stop_matcher.hpp"
 #include "tokenizer/stream_decoder.hpp"
 
 namespace minnow::server {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace minnow::server {
+namespace minnow {
 
 class StopMatcher {
  public:
@@ -25,4 +25,4 @@ class StopMatcher {
   bool stopped_ = false;
 };
 
-}  // namespace minnow::server
+}  // namespace minnow

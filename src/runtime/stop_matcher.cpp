@@ -1,8 +1,8 @@
-#include "server/stop_matcher.hpp"
+#include "runtime/stop_matcher.hpp"
 
 #include <algorithm>
 
-namespace minnow::server {
+namespace minnow {
 
 StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
@@ -39,4 +39,4 @@ std::string StopMatcher::flush() {
   return stopped_ ? std::string{} : out;
 }
 
-}  // namespace minnow::server
+}  // namespace minnow
