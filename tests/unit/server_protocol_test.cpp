@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/openai_api.hpp"
-#include "server/stop_matcher.hpp"
+#include "runtime/stop_matcher.hpp"
 
 using namespace minnow;
 using namespace minnow::server;
