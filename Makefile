@@ -3,7 +3,7 @@ MODEL ?= models/SmolLM2-135M-Instruct.Q4_1.gguf
 PROMPT ?= What is the capital of France? Answer in one sentence.
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup models build build-asan build-aarch64 dist demo serve test test-unit test-asan test-aarch64 test-e2e bench bench-tokenizer bench-compare bench-serve bench-arm golden clean
+.PHONY: all setup models build build-asan build-aarch64 dist demo serve test test-unit test-asan test-aarch64 test-e2e test-java test-python bench bench-tokenizer bench-compare bench-serve bench-arm golden clean
 
 all: build
 
@@ -40,7 +40,7 @@ demo: build models
 serve: build models
 	@build/release/minnow serve -m $(MODEL)
 
-test: build build-asan build-aarch64 models test-unit test-asan test-aarch64 test-e2e
+test: build build-asan build-aarch64 models test-unit test-asan test-aarch64 test-e2e test-java
 
 test-unit: build models
 	@echo "== unit + golden tests (Release, SIMD kernels)"
@@ -59,6 +59,10 @@ test-aarch64: build-aarch64 models
 test-e2e: build models
 	@echo "== CLI end-to-end tests"
 	@.venv/bin/python -m pytest -q tests/e2e
+
+# The JNI binding (bindings/java) against the CLI: docs/java.md.
+test-java: build models
+	@scripts/test-java
 
 bench: build models
 	@build/release/minnow bench -m $(MODEL) -p 128 -n 64 -t 2
