@@ -29,8 +29,8 @@
  *   size the buffer. Text is UTF-8 and is NUL-terminated when there is room (the
  *   terminator is not counted in *n_out).
  * - Threads: a model may be shared by any number of sessions and threads; one session is
- *   used by one thread at a time, except minnow_session_cancel, which any thread (or a
- *   signal handler) may call.
+ *   used by one thread at a time, except minnow_session_cancel, which any thread may call.
+ *   Callbacks run on the thread that called minnow_generate, before it returns.
  * - Struct parameters start from their *_default() function, so fields added in later
  *   versions keep a sensible value; MINNOW_ABI_VERSION changes when a struct layout or a
  *   signature does.
@@ -61,12 +61,12 @@ MINNOW_C_API const char* minnow_version(void);
 
 typedef enum minnow_status {
   MINNOW_OK = 0,
-  MINNOW_ERR_INVALID_ARGUMENT = 1, /* NULL, out of range, freed handle, bad UTF-8 or JSON */
+  MINNOW_ERR_INVALID_ARGUMENT = 1, /* NULL, out of range, freed handle */
   MINNOW_ERR_BUFFER_TOO_SMALL = 2, /* *n_out says how much is needed */
   MINNOW_ERR_LOAD = 3,             /* the model file cannot be read or is malformed/unsupported */
   MINNOW_ERR_CONTEXT_FULL = 4,     /* more tokens than the session's context holds */
   MINNOW_ERR_NO_TEMPLATE = 5,      /* the model has no chat template */
-  MINNOW_ERR_TEMPLATE = 6,         /* the chat template failed to render */
+  MINNOW_ERR_TEMPLATE = 6,         /* the chat template failed to render, or its JSON variables are invalid */
   MINNOW_ERR_OUT_OF_MEMORY = 7,
   MINNOW_ERR_INTERNAL = 8
 } minnow_status;
@@ -86,7 +86,7 @@ typedef enum minnow_kv_type {
   MINNOW_KV_Q8_0 = 2 /* about a quarter of f32 */
 } minnow_kv_type;
 
-/* Defaults for the sessions of a model (a session may override them). The file is always
+/* Defaults for the sessions of a model (a session may override threads and context). The file is always
  * memory-mapped read-only; weights the kernels repack are copied once at load and the
  * mapped pages they came from are released. */
 typedef struct minnow_model_params {
@@ -151,7 +151,8 @@ MINNOW_C_API minnow_status minnow_chat_apply_json(const minnow_model* model, con
 
 typedef struct minnow_session minnow_session;
 
-/* Zero fields take the model's defaults. */
+/* Zero fields take the model's defaults (minnow_model_params); the KV type and the
+ * activation rounding are the model's. */
 typedef struct minnow_session_params {
   int32_t n_threads;
   int32_t n_ctx;
@@ -161,7 +162,7 @@ typedef struct minnow_session_params {
 MINNOW_C_API minnow_session_params minnow_session_params_default(void);
 
 /* A KV cache and scratch for one conversation; allocates everything it will need, so
- * decoding allocates nothing. Holds a reference to model: free sessions first. */
+ * decoding allocates nothing. Keeps the model alive: freeing the model handle first is allowed. */
 MINNOW_C_API minnow_status minnow_session_create(minnow_model* model, const minnow_session_params* params,
                                                  minnow_session** out);
 MINNOW_C_API void minnow_session_free(minnow_session* session);
@@ -172,7 +173,8 @@ MINNOW_C_API int32_t minnow_session_n_past(const minnow_session* session);
 MINNOW_C_API int32_t minnow_session_n_ctx(const minnow_session* session);
 
 /* Makes the session have seen exactly tokens (the longest prefix already cached is
- * reused) and copies the logits after the last one into logits (vocab_size floats). */
+ * reused) and copies the logits after the last one into logits, which must hold
+ * vocab_size floats (minnow_model_info.vocab_size; else MINNOW_ERR_BUFFER_TOO_SMALL). */
 MINNOW_C_API minnow_status minnow_session_eval(minnow_session* session, const int32_t* tokens, size_t n_tokens,
                                                float* logits, size_t capacity);
 /* Evaluates tokens from position 0 and writes the logits of every position:
@@ -202,8 +204,10 @@ typedef struct minnow_generate_params {
 
 MINNOW_C_API minnow_generate_params minnow_generate_params_default(void);
 
-/* Receives each new piece of text (whole UTF-8 characters, not NUL-terminated) and its
- * token (-1 for text that was held back and released at the end). Return false to stop. */
+/* Called once per generated token with the new text (whole UTF-8 characters, not
+ * NUL-terminated; empty while a partial character or a possible start of a stop string
+ * is held back) and the token; once more with token -1 for held-back text released at the
+ * end. Return false to stop (MINNOW_STOP_CANCELLED). */
 typedef bool (*minnow_token_callback)(const char* piece, size_t len, int32_t token, void* user_data);
 
 typedef enum minnow_stop_reason {
@@ -232,7 +236,8 @@ MINNOW_C_API minnow_status minnow_generate_tokens(minnow_session* session, const
                                                   size_t n_prompt, const minnow_generate_params* params,
                                                   minnow_token_callback callback, void* user_data,
                                                   minnow_generate_result* result);
-/* Asks a running generation to stop after its current token (any thread, signal-safe). */
+/* Asks a running generation to stop after its current token (any thread). A generation
+ * that starts afterwards is not affected. */
 MINNOW_C_API minnow_status minnow_session_cancel(minnow_session* session);
 
 #ifdef __cplusplus
