@@ -227,6 +227,11 @@ struct MmlaDot : SdotDot {
 
   template <typename Act, int kFirst, int kCount, int kChain, int NT, typename Fn>
   MINNOW_INLINE static void for_token_pairs(const Weights& w, const typename Act::Block* x, int64_t nb, Fn fn) {
+    if constexpr (NT == 1) {
+      // A lone token (decode): zipping the rows for smmla costs more than it saves.
+      fn(0, Act::template dot<SdotDot, kFirst, kCount, kChain>(w, x[0]));
+      return;
+    }
     const RowPairs<kFirst, kCount> rows(w);
     if constexpr (std::is_same_v<typename Act::Block, Q15Block>) {
       for (int t = 0; t < NT; ++t) {
