@@ -40,7 +40,7 @@ demo: build models
 serve: build models
 	@build/release/minnow serve -m $(MODEL)
 
-test: build build-asan build-aarch64 models test-unit test-asan test-aarch64 test-e2e test-java
+test: build build-asan build-aarch64 models test-unit test-asan test-aarch64 test-e2e test-java test-python
 
 test-unit: build models
 	@echo "== unit + golden tests (Release, SIMD kernels)"
@@ -63,6 +63,10 @@ test-e2e: build models
 # The JNI binding (bindings/java) against the CLI: docs/java.md.
 test-java: build models
 	@scripts/test-java
+
+# The Python package (pip install . into build/python-venv) against the CLI.
+test-python: build models
+	@scripts/test-python
 
 bench: build models
 	@build/release/minnow bench -m $(MODEL) -p 128 -n 64 -t 2
