@@ -86,6 +86,12 @@ SERVE_BENCH_ARGS ?=
 bench-serve: build models
 	@.venv/bin/python bench/serve_bench.py --model $(MODEL) $(SERVE_BENCH_ARGS)
 
+# Instructions per token of the aarch64 build against llama.cpp's, under qemu (bench/arm/README.md).
+# ARM_ARGS: e.g. --quick, or --llama-from .cache/arm-insn/runs/DATE.json to re-measure minnow alone.
+ARM_ARGS ?=
+bench-arm: build-aarch64 models
+	@.venv/bin/python bench/arm/insn_compare.py $(ARM_ARGS)
+
 # Regenerates the golden data with transformers (big: torch in its own virtualenv).
 golden: models
 	@tests/reference/setup-venv.sh
