@@ -73,8 +73,9 @@ typedef enum minnow_status {
 
 /* The message of this thread's last failure ("" if none). */
 MINNOW_C_API const char* minnow_last_error(void);
-/* A short constant name for a status ("MINNOW_ERR_LOAD"). */
-MINNOW_C_API const char* minnow_status_name(minnow_status status);
+/* A short constant name for a status ("MINNOW_ERR_LOAD"; "MINNOW_ERR_UNKNOWN" for a value
+ * that is none). Takes an int: any value a caller holds is safe to pass. */
+MINNOW_C_API const char* minnow_status_name(int status);
 
 /* ---- Models ------------------------------------------------------------------------ */
 
@@ -92,7 +93,7 @@ typedef enum minnow_kv_type {
 typedef struct minnow_model_params {
   int32_t n_threads;   /* 0: one per (big) core */
   int32_t n_ctx;       /* KV-cache capacity in tokens; 0: 4096, capped by the model's */
-  minnow_kv_type kv_type;
+  int32_t kv_type;     /* a minnow_kv_type (an int field: enum sizes vary between compilers) */
   bool int8_activations; /* int8 instead of 15-bit activations in quantized matmuls: faster, logits move ~0.05 */
 } minnow_model_params;
 

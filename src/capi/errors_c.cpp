@@ -64,7 +64,7 @@ const char* minnow_version(void) { return MINNOW_VERSION_STRING; }
 
 const char* minnow_last_error(void) { return minnow::capi::t_last_error.c_str(); }
 
-const char* minnow_status_name(minnow_status status) {
+const char* minnow_status_name(int status) {
   switch (status) {
     case MINNOW_OK: return "MINNOW_OK";
     case MINNOW_ERR_INVALID_ARGUMENT: return "MINNOW_ERR_INVALID_ARGUMENT";

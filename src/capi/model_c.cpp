@@ -15,7 +15,7 @@ minnow_status check_model_params(const minnow_model_params& p) {
   if (p.n_threads < 0) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: n_threads must be >= 0 (got " + std::to_string(p.n_threads) + ")");
   if (p.n_ctx < 0) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: n_ctx must be >= 0 (got " + std::to_string(p.n_ctx) + ")");
   if (p.kv_type != MINNOW_KV_F16 && p.kv_type != MINNOW_KV_F32 && p.kv_type != MINNOW_KV_Q8_0)
-    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: kv_type " + std::to_string(static_cast<int>(p.kv_type)) +
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: kv_type " + std::to_string(p.kv_type) +
                                                  " is not a minnow_kv_type");
   return MINNOW_OK;
 }

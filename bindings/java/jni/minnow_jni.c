@@ -225,7 +225,7 @@ JNIEXPORT jlong JNICALL Java_org_minnow_Native_modelLoad(JNIEnv* env, jclass cls
   minnow_model_params params = minnow_model_params_default();
   params.n_threads = n_threads;
   params.n_ctx = n_ctx;
-  params.kv_type = (minnow_kv_type)kv_type;
+  params.kv_type = kv_type;
   params.int8_activations = int8_activations == JNI_TRUE;
   minnow_model* model = NULL;
   minnow_status st = minnow_model_load(p, &params, &model);

@@ -321,7 +321,7 @@ NB_MODULE(_minnow, m) {
              minnow_model_params p = minnow_model_params_default();
              p.n_threads = n_threads;
              p.n_ctx = n_ctx;
-             p.kv_type = static_cast<minnow_kv_type>(kv_type);
+             p.kv_type = kv_type;
              p.int8_activations = int8;
              minnow_model* raw = nullptr;
              call([&] { return minnow_model_load(path.c_str(), &p, &raw); });
