@@ -28,8 +28,23 @@ minnow_status fail(minnow_status status, const std::string& message);
 
 // Live handles: a pointer not registered (never created, or freed) is refused.
 void register_handle(const void* h);
-void unregister_handle(const void* h);
+bool unregister_handle(const void* h);  // false: h was not live
 bool is_live(const void* h);
+
+// Registers a new handle and hands it to the caller.
+template <typename T>
+minnow_status publish(std::unique_ptr<T> h, T** out) {
+  register_handle(h.get());
+  *out = h.release();
+  return MINNOW_OK;
+}
+
+// Frees a live handle; NULL, freed and foreign pointers are ignored. The check and the
+// removal are one step, so two threads freeing the same handle free it once.
+template <typename T>
+void destroy(T* h) {
+  if (h != nullptr && unregister_handle(h)) delete h;
+}
 
 // Runs fn (returning a minnow_status); an exception becomes on_error (minnow::Error, i.e.
 // bad input or an unreadable file), MINNOW_ERR_OUT_OF_MEMORY or MINNOW_ERR_INTERNAL.

@@ -32,9 +32,9 @@ void register_handle(const void* h) {
   std::lock_guard lock(registry_mutex());
   registry().insert(h);
 }
-void unregister_handle(const void* h) {
+bool unregister_handle(const void* h) {
   std::lock_guard lock(registry_mutex());
-  registry().erase(h);
+  return registry().erase(h) != 0;
 }
 bool is_live(const void* h) {
   std::lock_guard lock(registry_mutex());

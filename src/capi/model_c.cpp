@@ -43,17 +43,11 @@ minnow_status minnow_model_load(const char* path, const minnow_model_params* par
     auto h = std::make_unique<minnow_model>();
     h->model = minnow::Model::load(path);
     h->defaults = p;
-    minnow::capi::register_handle(h.get());
-    *out = h.release();
-    return MINNOW_OK;
+    return minnow::capi::publish(std::move(h), out);
   });
 }
 
-void minnow_model_free(minnow_model* model) {
-  if (model == nullptr || !minnow::capi::is_live(model)) return;
-  minnow::capi::unregister_handle(model);
-  delete model;
-}
+void minnow_model_free(minnow_model* model) { minnow::capi::destroy(model); }
 
 minnow_status minnow_model_get_info(const minnow_model* model, minnow_model_info* out) {
   if (!check_handle(model, "minnow_model_get_info", "model")) return MINNOW_ERR_INVALID_ARGUMENT;

@@ -47,12 +47,8 @@ minnow_status run_generation(minnow_session* s, const std::vector<int32_t>& prom
                              minnow_token_callback callback, void* user_data, minnow_generate_result* result,
                              const char* what) {
   if (prompt.empty()) return fail(MINNOW_ERR_INVALID_ARGUMENT, std::string(what) + ": the prompt is empty");
+  // Ids outside the vocabulary: Session refuses them (an Error, INVALID_ARGUMENT through guard).
   if (minnow_status st = check_fits(s, prompt.size(), what); st != MINNOW_OK) return st;
-  const int32_t vocab = s->model->info().vocab_size;
-  for (size_t i = 0; i < prompt.size(); ++i)
-    if (prompt[i] < 0 || prompt[i] >= vocab)
-      return fail(MINNOW_ERR_INVALID_ARGUMENT, std::string(what) + ": prompt token " + std::to_string(prompt[i]) +
-                                                   " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
   minnow::GenerateOptions o;
   o.max_tokens = p.max_tokens;
   o.sampling = {p.temperature,      p.top_k,           p.top_p, p.min_p, p.repeat_penalty, p.repeat_last_n,
@@ -117,17 +113,11 @@ minnow_status minnow_session_create(minnow_model* model, const minnow_session_pa
     auto h = std::make_unique<minnow_session>();
     h->model = model->model;
     h->session = std::make_unique<minnow::Session>(*h->model, o);
-    minnow::capi::register_handle(h.get());
-    *out = h.release();
-    return MINNOW_OK;
+    return minnow::capi::publish(std::move(h), out);
   });
 }
 
-void minnow_session_free(minnow_session* session) {
-  if (session == nullptr || !minnow::capi::is_live(session)) return;
-  minnow::capi::unregister_handle(session);
-  delete session;
-}
+void minnow_session_free(minnow_session* session) { minnow::capi::destroy(session); }
 
 minnow_status minnow_session_reset(minnow_session* session) {
   if (!check_handle(session, "minnow_session_reset", "session")) return MINNOW_ERR_INVALID_ARGUMENT;
