@@ -76,4 +76,8 @@ class BpeTokenizer : public Tokenizer {
   std::array<std::string, 256> byte_chars_;  // byte -> byte-level character, for ignore_merges
 };
 
+// The vocabulary a tokenizer.json (+ tokenizer_config.json beside it) describes, before
+// it becomes a tokenizer (the GGUF converter writes it out as tokenizer.ggml.*).
+BpeVocab bpe_vocab_from_hf_json(const std::string& tokenizer_json_path);
+
 }  // namespace minnow

@@ -279,16 +279,20 @@ BpeVocab read_vocab(const json& j, const json& config) {
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> tokenizer_from_hf_json(const std::string& tokenizer_json_path) {
+BpeVocab bpe_vocab_from_hf_json(const std::string& tokenizer_json_path) {
   json j = read_json(tokenizer_json_path);
   json config;
   auto config_path = std::filesystem::path(tokenizer_json_path).parent_path() / "tokenizer_config.json";
   if (std::filesystem::exists(config_path)) config = read_json(config_path.string());
   try {
-    return std::make_unique<BpeTokenizer>(read_vocab(j, config));
+    return read_vocab(j, config);
   } catch (const json::exception& e) {  // a field of the wrong type or missing
     fail("'" + tokenizer_json_path + "' is malformed: " + e.what());
   }
+}
+
+std::unique_ptr<Tokenizer> tokenizer_from_hf_json(const std::string& tokenizer_json_path) {
+  return std::make_unique<BpeTokenizer>(bpe_vocab_from_hf_json(tokenizer_json_path));
 }
 
 }  // namespace minnow

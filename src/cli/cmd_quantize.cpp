@@ -1,0 +1,124 @@
+// minnow quantize: a GGUF file or a Hugging Face checkpoint directory in, a GGUF file of
+// the chosen type (or mixed recipe) out, readable by minnow, llama.cpp and the gguf package.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+#include "cli/common.hpp"
+#include "quant/model_source.hpp"
+#include "quant/quantize_model.hpp"
+
+namespace minnow::cli {
+namespace {
+
+struct Opts {
+  std::string in, out, type;
+  int threads = 0;
+  bool pure = false;
+  std::vector<std::string> overrides;
+};
+
+double mib(uint64_t n) { return static_cast<double>(n) / (1 << 20); }
+
+// One line, rewritten in place on a terminal; every 10% otherwise (logs stay short).
+class ProgressLine {
+ public:
+  ProgressLine() : tty_(isatty(STDERR_FILENO)) {}
+  void update(const quant::Progress& p) {
+    const int pct = p.total_elements ? static_cast<int>(100 * p.done_elements / p.total_elements) : 100;
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K[%3d%%] %zu/%zu %s -> %s", pct, p.tensor_index, p.n_tensors, p.name->c_str(),
+                   dtype_name(p.type));
+      open_ = true;
+    } else if (pct / 10 > last_decile_) {
+      last_decile_ = pct / 10;
+      std::fprintf(stderr, "quantize: %3d%% (%zu/%zu tensors)\n", pct, p.tensor_index, p.n_tensors);
+    }
+  }
+  void note(const std::string& s) {
+    end_line();
+    std::fprintf(stderr, "quantize: %s\n", s.c_str());
+  }
+  void end_line() {
+    if (open_) std::fputc('\n', stderr), open_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool open_ = false;
+  int last_decile_ = 0;
+};
+
+void run(const Opts& o) {
+  const auto target = quant::parse_target(o.type);
+  if (!target) throw Error("quantize: unknown type '" + o.type + "' (types: " + quant::target_names() + ")");
+  quant::Plan plan{*target, o.pure, {}};
+  for (const auto& spec : o.overrides) plan.overrides.push_back(quant::parse_override(spec));
+  if (o.in == o.out) throw Error("quantize: the output would overwrite the input '" + o.in + "'");
+
+  auto src = quant::open_model_source(o.in);
+  ThreadPool pool(o.threads);
+  ProgressLine line;
+  quant::QuantizeCallbacks cb;
+  cb.progress = [&](const quant::Progress& p) { line.update(p); };
+  cb.note = [&](const std::string& s) { line.note(s); };
+  std::fprintf(stderr, "quantize: %s (%s, %zu tensors) -> %s as %s, %d threads\n", o.in.c_str(), src->format.c_str(),
+               src->tensors.size(), o.out.c_str(), target->name.c_str(), pool.size());
+  quant::QuantizeReport r;
+  try {
+    r = quant::quantize_model(*src, plan, o.out, pool, cb);
+  } catch (...) {
+    line.end_line();
+    throw;
+  }
+  line.end_line();
+  std::string types;
+  for (const auto& [name, n] : r.type_counts) types += (types.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  const double n = static_cast<double>(r.n_elements);
+  std::fprintf(stderr, "quantize: %.2f MiB -> %.2f MiB of weights (%.2f -> %.2f bits per weight), file %.2f MiB, %.2f s\n",
+               mib(r.in_bytes), mib(r.out_bytes), 8.0 * static_cast<double>(r.in_bytes) / n,
+               8.0 * static_cast<double>(r.out_bytes) / n, mib(r.out_file_bytes), r.seconds);
+  std::fprintf(stderr, "quantize: tensor types: %s\n", types.c_str());
+}
+
+}  // namespace
+
+void register_quantize(CLI::App& app) {
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("quantize", "Convert a model (GGUF or Hugging Face directory) to a quantized GGUF");
+  cmd->description(
+      "Convert a model to a quantized GGUF file that minnow, llama.cpp and the gguf Python package read.\n"
+      "IN is a GGUF file (any type minnow reads: each tensor is dequantized to f32, then requantized) or a\n"
+      "Hugging Face checkpoint directory (config.json, tokenizer.json, F32/F16/BF16 safetensors).");
+  cmd->footer(
+      "Types (bits per weight, counting scales):\n"
+      "  F32 32, F16 16, BF16 16, Q8_0 8.5, Q6_K 6.56, Q5_1 6, Q5_K 5.5, Q5_0 5.5, Q4_1 5, Q4_K 4.5, Q4_0 4.5\n"
+      "  Q4_K_M, Q5_K_M  mixed recipes: Q4_K / Q5_K matrices, with Q6_K for the output head and for attn_v and\n"
+      "                  ffn_down in the first and last eighth of the layers and every third layer between\n"
+      "Rules:\n"
+      "  - 1-D tensors (norms, biases) stay F32.\n"
+      "  - Without --pure the output head (output.weight, or token_embd.weight when tied) gets at least Q6_K.\n"
+      "  - A tensor whose row length is not a multiple of the type's block (256 for K types, 32 for the others)\n"
+      "    falls back to one that fits (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, else F16); the log says so.\n"
+      "  - Q4_0..Q8_0 round as ggml's reference does (byte for byte); K types search each scale and minimum\n"
+      "    for the least (value-weighted) squared error.\n"
+      "  - The output is written as OUT.tmp and renamed at the end: a failure leaves no OUT behind.\n"
+      "Examples:\n"
+      "  minnow quantize models/SmolLM2-135M-Instruct.Q4_1.gguf /tmp/smol.Q8_0.gguf --type Q8_0\n"
+      "  minnow quantize path/to/hf-checkpoint-dir model.Q4_K_M.gguf --type Q4_K_M -t 8\n"
+      "  minnow quantize in.gguf out.gguf --type Q4_K --override 'blk.*.attn_v.weight=Q8_0' --override '/ffn_down/=Q6_K'");
+  cmd->add_option("IN", o->in, "Input: a GGUF file or a Hugging Face checkpoint directory")->required();
+  cmd->add_option("OUT", o->out, "Output GGUF file (replaced if it exists)")->required();
+  cmd->add_option("--type", o->type, "Target type or recipe: " + quant::target_names())->required();
+  cmd->add_option("-t,--threads", o->threads, "Threads (default: one per core)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--pure", o->pure, "Every matrix at --type: no recipe table, no higher-bit output head");
+  cmd->add_option("--override", o->overrides,
+                  "PATTERN=TYPE for the tensors whose name matches: a glob ('blk.*.attn_v.weight') or /regex/; "
+                  "repeatable, the last match wins, over every other rule");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace minnow::cli

@@ -1,0 +1,154 @@
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: 32-value blocks with one f16 scale (and minimum).
+// Without importance: ggml's reference rounding, step for step in float, so the bytes
+// equal the `gguf` package's quantizers. With importance: a weighted scale search.
+#include <cmath>
+#include <cstring>
+
+#include "quant/block_quantizers.hpp"
+#include "quant/scale_search.hpp"
+#include "tensor/fp16.hpp"
+
+namespace minnow::quant {
+namespace {
+
+constexpr int QK = 32;
+
+void put_f16(uint8_t* p, float v) {
+  const uint16_t h = fp32_to_fp16(v);
+  std::memcpy(p, &h, 2);
+}
+float f16_round(float v) { return fp16_to_fp32(fp32_to_fp16(v)); }
+
+// Element j < 16 in the low nibble of byte j, element j + 16 in its high nibble.
+void pack_nibbles(const uint8_t* q, uint8_t* qs) {
+  for (int j = 0; j < QK / 2; ++j) qs[j] = static_cast<uint8_t>((q[j] & 0xf) | ((q[j + QK / 2] & 0xf) << 4));
+}
+// Bit j of the little-endian word: the fifth bit of element j.
+void pack_high_bits(const uint8_t* q, uint8_t* qh) {
+  uint32_t h = 0;
+  for (int j = 0; j < QK; ++j) h |= static_cast<uint32_t>((q[j] >> 4) & 1) << j;
+  std::memcpy(qh, &h, 4);
+}
+
+// The element of largest magnitude, signed (the first one on ties, as argmax takes it).
+float signed_max(const float* x) {
+  float amax = 0, m = 0;
+  for (int j = 0; j < QK; ++j)
+    if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), m = x[j];
+  return m;
+}
+
+// Reference symmetric block: d = max / -half, q = trunc(x / d + half + 0.5) in [0, 2 half - 1].
+float reference_symmetric(const float* x, int half, uint8_t* q) {
+  const float d = signed_max(x) / static_cast<float>(-half);
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  const float bias = static_cast<float>(half) + 0.5f;
+  for (int j = 0; j < QK; ++j) {
+    const float v = std::trunc(x[j] * id + bias);
+    q[j] = static_cast<uint8_t>(std::fmin(v, static_cast<float>(2 * half - 1)));
+  }
+  return d;
+}
+
+// Reference affine block: d = (max - min) / levels, q = trunc((x - min) / d + 0.5).
+void reference_affine(const float* x, int levels, uint8_t* q, float* d_out, float* m_out) {
+  float lo = x[0], hi = x[0];
+  for (int j = 1; j < QK; ++j) lo = std::fmin(lo, x[j]), hi = std::fmax(hi, x[j]);
+  const float d = (hi - lo) / static_cast<float>(levels);
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  for (int j = 0; j < QK; ++j) {
+    const float v = std::trunc((x[j] - lo) * id + 0.5f);
+    q[j] = static_cast<uint8_t>(std::fmin(v, static_cast<float>(levels)));
+  }
+  *d_out = d, *m_out = lo;
+}
+
+// Importance path, symmetric: searched scale, rounded to f16, then the values re-rounded
+// against the stored scale. Writes q + half (unsigned codes).
+float searched_symmetric(const float* x, const float* imp, int qmin, int qmax, uint8_t* q) {
+  float w[QK];
+  int8_t s[QK];
+  error_weights(x, imp, QK, w);
+  const float d = f16_round(fit_symmetric(x, w, QK, qmin, qmax, s));
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(round_clamp(x[j] * id, qmin, qmax) - qmin);
+  return d;
+}
+
+void searched_affine(const float* x, const float* imp, int levels, uint8_t* q, float* d_out, float* m_out) {
+  float w[QK];
+  error_weights(x, imp, QK, w);
+  const AffineFit f = fit_affine(x, w, QK, levels, false, q);
+  const float d = f16_round(f.scale), m = f16_round(f.offset);
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(round_clamp((x[j] - m) * id, 0, levels));
+  *d_out = d, *m_out = m;
+}
+
+}  // namespace
+
+void quantize_q4_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  for (int64_t i = 0; i < nb; ++i, x += QK, dst += 18, imp = imp ? imp + QK : nullptr) {
+    uint8_t q[QK];
+    const float d = imp ? searched_symmetric(x, imp, -8, 7, q) : reference_symmetric(x, 8, q);
+    put_f16(dst, d);
+    pack_nibbles(q, dst + 2);
+  }
+}
+
+void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  for (int64_t i = 0; i < nb; ++i, x += QK, dst += 22, imp = imp ? imp + QK : nullptr) {
+    uint8_t q[QK];
+    const float d = imp ? searched_symmetric(x, imp, -16, 15, q) : reference_symmetric(x, 16, q);
+    put_f16(dst, d);
+    pack_high_bits(q, dst + 2);
+    pack_nibbles(q, dst + 6);
+  }
+}
+
+void quantize_q4_1(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  for (int64_t i = 0; i < nb; ++i, x += QK, dst += 20, imp = imp ? imp + QK : nullptr) {
+    uint8_t q[QK];
+    float d, m;
+    if (imp) searched_affine(x, imp, 15, q, &d, &m);
+    else reference_affine(x, 15, q, &d, &m);
+    put_f16(dst, d);
+    put_f16(dst + 2, m);
+    pack_nibbles(q, dst + 4);
+  }
+}
+
+void quantize_q5_1(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  for (int64_t i = 0; i < nb; ++i, x += QK, dst += 24, imp = imp ? imp + QK : nullptr) {
+    uint8_t q[QK];
+    float d, m;
+    if (imp) searched_affine(x, imp, 31, q, &d, &m);
+    else reference_affine(x, 31, q, &d, &m);
+    put_f16(dst, d);
+    put_f16(dst + 2, m);
+    pack_high_bits(q, dst + 4);
+    pack_nibbles(q, dst + 8);
+  }
+}
+
+// Reference: d = max|x| / 127, q = round(x / d) with halves away from zero.
+void quantize_q8_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  for (int64_t i = 0; i < nb; ++i, x += QK, dst += 34, imp = imp ? imp + QK : nullptr) {
+    auto* qs = reinterpret_cast<int8_t*>(dst + 2);
+    if (imp) {
+      uint8_t q[QK];
+      const float d = searched_symmetric(x, imp, -127, 127, q);
+      put_f16(dst, d);
+      for (int j = 0; j < QK; ++j) qs[j] = static_cast<int8_t>(q[j] - 127);
+      continue;
+    }
+    float amax = 0;
+    for (int j = 0; j < QK; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    put_f16(dst, d);
+    for (int j = 0; j < QK; ++j) qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+  }
+}
+
+}  // namespace minnow::quant

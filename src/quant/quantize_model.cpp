@@ -1,0 +1,104 @@
+#include "quant/quantize_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "base/error.hpp"
+#include "formats/gguf_writer.hpp"
+#include "quant/quantize.hpp"
+
+namespace minnow::quant {
+namespace {
+
+// Rows per task: enough work to amortize a task (~64k values), few enough to balance.
+int64_t rows_per_task(int64_t row_len, int64_t rows, int threads) {
+  const int64_t by_size = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, row_len));
+  const int64_t by_balance = std::max<int64_t>(1, rows / (8 * std::max(1, threads)));
+  return std::min(by_size, by_balance);
+}
+
+}  // namespace
+
+QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const std::string& out, ThreadPool& pool,
+                              const QuantizeCallbacks& cb) {
+  const auto start = std::chrono::steady_clock::now();
+  QuantizeReport report;
+  GgufWriter w(out);
+  src.write_metadata(w);
+  w.set_u32("general.file_type", file_type_of(plan.target));
+  w.set_u32("general.quantization_version", 2);  // ggml's current layout of the quantized types
+
+  std::vector<DType> types;
+  std::map<std::string, std::vector<const std::string*>> fallbacks;  // message -> tensors, for one line each
+  for (const SourceTensor& t : src.tensors) {
+    const Choice c = plan.choose({t.name, t.dims, src.n_layers, src.tied_output});
+    if (!c.fallback.empty()) fallbacks[c.fallback].push_back(&t.name);
+    types.push_back(c.type);
+    w.add_tensor(t.name, t.dims, c.type);
+    report.in_bytes += t.n_bytes;
+    report.n_elements += t.n_elements;
+    report.type_counts[dtype_name(c.type)]++;
+  }
+  if (cb.note)
+    for (const auto& [message, names] : fallbacks)
+      cb.note(message + ": " + std::to_string(names.size()) + (names.size() == 1 ? " tensor (" : " tensors (") + *names[0] +
+              (names.size() > 1 ? ", ...)" : ")"));
+  w.begin_data();
+
+  std::vector<uint8_t> buffer;
+  std::vector<std::vector<float>> rows(static_cast<size_t>(pool.size()));
+  Progress p;
+  p.n_tensors = src.tensors.size();
+  p.total_elements = report.n_elements;
+  for (size_t ti = 0; ti < src.tensors.size(); ++ti) {
+    const SourceTensor& t = src.tensors[ti];
+    const DType type = types[ti];
+    const int64_t row_len = t.dims[0], n_rows = t.rows();
+    const uint64_t row_bytes = *dtype_bytes(type, static_cast<uint64_t>(row_len));
+    buffer.resize(w.tensor_bytes(ti));
+    for (auto& r : rows) r.resize(static_cast<size_t>(row_len));
+    const int64_t per_task = rows_per_task(row_len, n_rows, pool.size());
+    const int64_t n_tasks = (n_rows + per_task - 1) / per_task;
+    // Errors inside the pool are kept (the first, by row) and raised here, on this thread.
+    std::mutex error_mutex;
+    std::string error;
+    int64_t error_row = INT64_MAX;
+    pool.parallel_for(n_tasks, [&](int64_t task, int thread) {
+      float* row = rows[static_cast<size_t>(thread)].data();
+      const int64_t end = std::min(n_rows, (task + 1) * per_task);
+      for (int64_t r = task * per_task; r < end; ++r) {
+        try {
+          t.read_row(r, row);
+          quantize_row(type, row, row_len, buffer.data() + static_cast<uint64_t>(r) * row_bytes);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (r < error_row) {
+            error_row = r, error = e.what();
+            if (error.rfind("quantize: ", 0) == 0) error.erase(0, 10);
+          }
+          return;
+        }
+      }
+    });
+    if (!error.empty())
+      throw Error("quantize: tensor '" + t.name + "' row " + std::to_string(error_row) + " (to " + dtype_name(type) +
+                  "): " + error);
+    w.write_tensor_data(buffer.data(), buffer.size());
+    report.out_bytes += buffer.size();
+    p.tensor_index = ti + 1;
+    p.name = &t.name;
+    p.type = type;
+    p.done_elements += t.n_elements;
+    if (cb.progress) cb.progress(p);
+  }
+  w.finish();
+  std::error_code ec;
+  report.out_file_bytes = std::filesystem::file_size(out, ec);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace minnow::quant

@@ -1,0 +1,35 @@
+// Scale (and offset) searches that minimize a weighted squared error over one group of
+// values: the step every type's quantizer shares once it has importance weights.
+#pragma once
+#include <cstdint>
+
+namespace minnow::quant {
+
+// Weights of the squared error for a group of n values. With importance: importance[i] *
+// sqrt(sigma2 + x_i^2); without: sigma2 + x_i^2. Large weights, which move a matmul's
+// outputs the most, are kept more exactly, and sigma2 (the group's mean square) keeps
+// every weight above zero so that small values are not given up entirely.
+void error_weights(const float* x, const float* importance, int n, float* w);
+
+// x ~ scale * q with integer q in [qmin, qmax]. Tries inverse scales that put the value of
+// largest magnitude near either end of the range, refits the scale by least squares for
+// each rounding and keeps the best; then re-rounds with the winner until it stops
+// improving. Writes q; returns the scale (0 when every x is 0). The scale may be negative
+// (the value of largest magnitude then uses the longer side of an asymmetric range).
+float fit_symmetric(const float* x, const float* w, int n, int qmin, int qmax, int8_t* q);
+
+// x ~ scale * q + offset with q in [0, qmax] and scale >= 0; with offset_nonpositive the
+// offset is kept <= 0 (K-quants store it as -dmin * m, m >= 0). Writes q.
+struct AffineFit {
+  float scale = 0, offset = 0;
+};
+AffineFit fit_affine(const float* x, const float* w, int n, int qmax, bool offset_nonpositive, uint8_t* q);
+
+// v clamped to [lo, hi] and rounded to the nearest integer (ties to even: adding 1.5 * 2^23
+// leaves no fraction bits; a libm call per value would cost more than the search).
+inline int round_clamp(float v, int lo, int hi) {
+  const float f = v < static_cast<float>(lo) ? static_cast<float>(lo) : v > static_cast<float>(hi) ? static_cast<float>(hi) : v;
+  return static_cast<int>((f + 12582912.0f) - 12582912.0f);
+}
+
+}  // namespace minnow::quant
