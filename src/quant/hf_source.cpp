@@ -2,6 +2,7 @@
 // llama.cpp's converter lays a GGUF out: llama.cpp tensor names, "<arch>.*" hyper-
 // parameters, tokenizer.ggml.* from tokenizer.json, Llama's Q/K rows permuted for
 // adjacent-pair RoPE, Llama 3 RoPE scaling as a rope_freqs tensor.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -208,11 +209,19 @@ std::unique_ptr<ModelSource> open_hf_source(const std::string& dir) {
     std::string g = gguf_name(t.name, *spec);
     if (!g.empty()) named.emplace_back(std::move(g), &t);
   }
+  // Within a block, the order of the modules in transformers' layer.
+  static const std::vector<std::string> block_order = {
+      "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_q.bias", "attn_k.bias",
+      "attn_v.bias", "attn_q_norm.weight", "attn_k_norm.weight", "attn_output.weight", "attn_output.bias",
+      "post_attention_norm.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
+      "post_ffw_norm.weight"};
   auto rank = [](const std::string& n) -> std::pair<int64_t, int> {
     if (n == "token_embd.weight") return {-1, 0};
     if (n == "output_norm.weight") return {INT64_MAX, 0};
     if (n == "output.weight") return {INT64_MAX, 1};
-    return {std::stoll(n.substr(4, n.find('.', 4) - 4)), 0};
+    const size_t dot = n.find('.', 4);
+    const auto it = std::find(block_order.begin(), block_order.end(), n.substr(dot + 1));
+    return {std::stoll(n.substr(4, dot - 4)), static_cast<int>(it - block_order.begin())};
   };
   std::stable_sort(named.begin(), named.end(), [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   for (const auto& [g, t] : named) {

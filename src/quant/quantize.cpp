@@ -50,7 +50,8 @@ void quantize_row(DType t, const float* x, int64_t n, void* dst, const float* im
   for (int64_t i = 0; i < n; ++i) {
     if (!std::isfinite(x[i]))
       throw Error("quantize: value " + std::to_string(i) + " of the row is " + (std::isnan(x[i]) ? "NaN" : "infinite"));
-    amax = std::fmax(amax, std::fabs(x[i]));
+    const float a = std::fabs(x[i]);
+    amax = a > amax ? a : amax;
   }
   auto* out = static_cast<uint8_t*>(dst);
   switch (t) {

@@ -1,6 +1,7 @@
 // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: 32-value blocks with one f16 scale (and minimum).
 // Without importance: ggml's reference rounding, step for step in float, so the bytes
 // equal the `gguf` package's quantizers. With importance: a weighted scale search.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -18,6 +19,16 @@ void put_f16(uint8_t* p, float v) {
   std::memcpy(p, &h, 2);
 }
 float f16_round(float v) { return fp16_to_fp32(fp32_to_fp16(v)); }
+
+// roundf without a libm call: |v| <= 127.5 here, so the int conversion (which truncates)
+// and the fraction are exact.
+inline int round_half_away(float v) {
+  int t = static_cast<int>(v);
+  const float frac = v - static_cast<float>(t);
+  if (frac >= 0.5f) ++t;
+  else if (frac <= -0.5f) --t;
+  return t;
+}
 
 // Element j < 16 in the low nibble of byte j, element j + 16 in its high nibble.
 void pack_nibbles(const uint8_t* q, uint8_t* qs) {
@@ -44,8 +55,8 @@ float reference_symmetric(const float* x, int half, uint8_t* q) {
   const float id = d != 0 ? 1.0f / d : 0.0f;
   const float bias = static_cast<float>(half) + 0.5f;
   for (int j = 0; j < QK; ++j) {
-    const float v = std::trunc(x[j] * id + bias);
-    q[j] = static_cast<uint8_t>(std::fmin(v, static_cast<float>(2 * half - 1)));
+    const int v = static_cast<int>(x[j] * id + bias);  // >= 0: truncation is trunc()
+    q[j] = static_cast<uint8_t>(std::min(v, 2 * half - 1));
   }
   return d;
 }
@@ -53,12 +64,12 @@ float reference_symmetric(const float* x, int half, uint8_t* q) {
 // Reference affine block: d = (max - min) / levels, q = trunc((x - min) / d + 0.5).
 void reference_affine(const float* x, int levels, uint8_t* q, float* d_out, float* m_out) {
   float lo = x[0], hi = x[0];
-  for (int j = 1; j < QK; ++j) lo = std::fmin(lo, x[j]), hi = std::fmax(hi, x[j]);
+  for (int j = 1; j < QK; ++j) lo = x[j] < lo ? x[j] : lo, hi = x[j] > hi ? x[j] : hi;
   const float d = (hi - lo) / static_cast<float>(levels);
   const float id = d != 0 ? 1.0f / d : 0.0f;
   for (int j = 0; j < QK; ++j) {
-    const float v = std::trunc((x[j] - lo) * id + 0.5f);
-    q[j] = static_cast<uint8_t>(std::fmin(v, static_cast<float>(levels)));
+    const int v = static_cast<int>((x[j] - lo) * id + 0.5f);  // >= 0: truncation is trunc()
+    q[j] = static_cast<uint8_t>(std::min(v, levels));
   }
   *d_out = d, *m_out = lo;
 }
@@ -143,11 +154,11 @@ void quantize_q8_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
       continue;
     }
     float amax = 0;
-    for (int j = 0; j < QK; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    for (int j = 0; j < QK; ++j) amax = std::fabs(x[j]) > amax ? std::fabs(x[j]) : amax;
     const float d = amax / 127.0f;
     const float id = d != 0 ? 1.0f / d : 0.0f;
     put_f16(dst, d);
-    for (int j = 0; j < QK; ++j) qs[j] = static_cast<int8_t>(std::round(x[j] * id));
+    for (int j = 0; j < QK; ++j) qs[j] = static_cast<int8_t>(round_half_away(x[j] * id));
   }
 }
 

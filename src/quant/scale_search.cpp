@@ -1,6 +1,7 @@
 #include "quant/scale_search.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 
 namespace minnow::quant {
@@ -11,9 +12,22 @@ namespace {
 constexpr int kSteps = 9;
 constexpr float kStep = 0.1f;
 constexpr int kRefinements = 3;
-// Sums run in 8 lanes so that the compiler can vectorize them without reassociating
-// (groups are 16 or 32 values; the weights are normalized, so float cannot overflow).
-constexpr int kLanes = 8;
+// Groups are 8, 16 or 32 values, taken 4 lanes at a time (GCC/Clang vector extensions:
+// SSE on x86-64, NEON on aarch64; 16 bytes, the baseline of both). The weights are normalized, so float sums cannot
+// overflow.
+constexpr int kLanes = 4;
+typedef float F4 __attribute__((vector_size(16)));
+
+inline F4 load4(const float* p) {
+  F4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline float sum4(F4 v) {
+  float s = 0;
+  for (int l = 0; l < kLanes; ++l) s += v[l];
+  return s;
+}
 
 // v clamped to [lo, hi], then rounded to an integer (ties to even: adding 1.5 * 2^23
 // leaves no fraction bits, and it is exact for |v| < 2^22).
@@ -21,24 +35,29 @@ inline float round_clamped(float v, float lo, float hi) {
   v = v < lo ? lo : v > hi ? hi : v;
   return (v + 12582912.0f) - 12582912.0f;
 }
+inline F4 round_clamped(F4 v, F4 lo, F4 hi) {
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  const F4 magic = F4{} + 12582912.0f;
+  return (v + magic) - magic;
+}
 
 struct Moments {
   float sq = 0, sqq = 0, sqx = 0;  // sum(w q), sum(w q^2), sum(w q x)
 };
 
-// Rounds x * iscale (minus lo first) into [qmin, qmax] and returns the weighted moments.
+// Rounds (x - origin) * iscale into [qmin, qmax] and returns the weighted moments.
 template <bool kWithOffset>
-Moments moments(const float* x, const float* w, int n, float iscale, float lo, float qmin, float qmax) {
-  float sq[kLanes] = {}, sqq[kLanes] = {}, sqx[kLanes] = {};
-  for (int i = 0; i < n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float xi = x[i + l], wi = w[i + l];
-      const float q = round_clamped((kWithOffset ? xi - lo : xi) * iscale, qmin, qmax);
-      sq[l] += wi * q, sqq[l] += wi * q * q, sqx[l] += wi * q * xi;
-    }
-  Moments m;
-  for (int l = 0; l < kLanes; ++l) m.sq += sq[l], m.sqq += sqq[l], m.sqx += sqx[l];
-  return m;
+Moments moments(const float* x, const float* w, int n, float iscale, float origin, float qmin, float qmax) {
+  const F4 vs = F4{} + iscale, vo = F4{} + origin, vlo = F4{} + qmin, vhi = F4{} + qmax;
+  F4 sq = {}, sqq = {}, sqx = {};
+  for (int i = 0; i < n; i += kLanes) {
+    const F4 xi = load4(x + i), wi = load4(w + i);
+    const F4 q = round_clamped((kWithOffset ? xi - vo : xi) * vs, vlo, vhi);
+    const F4 wq = wi * q;
+    sq += wq, sqq += wq * q, sqx += wq * xi;
+  }
+  return {sum4(sq), sum4(sqq), sum4(sqx)};
 }
 
 // Best (s, b) for the rounding behind m, within the constraints, and the weighted squared
@@ -67,7 +86,7 @@ void error_weights(const float* x, const float* importance, int n, float* w) {
   for (int i = 0; i < n; ++i) {
     const float v = sigma2 + x[i] * x[i];
     w[i] = importance ? importance[i] * std::sqrt(v) : v;
-    wmax = std::fmax(wmax, w[i]);
+    wmax = w[i] > wmax ? w[i] : wmax;
   }
   // Only ratios matter to the searches; a maximum of 1 keeps their float sums in range.
   if (wmax > 0 && std::isfinite(wmax)) {
@@ -120,7 +139,7 @@ float fit_symmetric(const float* x, const float* w, int n, int qmin, int qmax, i
 AffineFit fit_affine(const float* x, const float* w, int n, int qmax, bool offset_nonpositive, uint8_t* q) {
   float lo = x[0], hi = x[0], sw = 0, sx = 0, sxx = 0;
   for (int i = 0; i < n; ++i) {
-    lo = std::fmin(lo, x[i]), hi = std::fmax(hi, x[i]);
+    lo = x[i] < lo ? x[i] : lo, hi = x[i] > hi ? x[i] : hi;
     sw += w[i], sx += w[i] * x[i], sxx += w[i] * x[i] * x[i];
   }
   if (offset_nonpositive) lo = std::fmin(lo, 0.0f);
