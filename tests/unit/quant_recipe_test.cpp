@@ -1,0 +1,70 @@
+// Type plans (quant/recipe): targets, the Q4_K_M table, --pure, overrides, fallbacks.
+#include <gtest/gtest.h>
+
+#include "base/error.hpp"
+#include "quant/recipe.hpp"
+
+using namespace minnow;
+using namespace minnow::quant;
+
+namespace {
+
+Plan plan(const char* target, bool pure = false) { return Plan{*parse_target(target), pure, {}}; }
+TensorFacts matrix(std::string name, int64_t row = 1024) { return {std::move(name), {row, 512}, 32, false}; }
+
+}  // namespace
+
+TEST(QuantRecipe, ParsesTargetsCaseInsensitively) {
+  EXPECT_EQ(parse_target("q4_k_m")->base, DType::Q4_K);
+  EXPECT_TRUE(parse_target("Q4_K_M")->mixed);
+  EXPECT_EQ(parse_target("f16")->base, DType::F16);
+  EXPECT_FALSE(parse_target("Q4_K")->mixed);
+  EXPECT_FALSE(parse_target("Q3_K").has_value());
+  EXPECT_EQ(file_type_of(*parse_target("Q4_K_M")), 15u);
+  EXPECT_EQ(file_type_of(*parse_target("Q8_0")), 7u);
+}
+
+TEST(QuantRecipe, Q4KMGivesMoreBitsToHeadAndSpreadLayers) {
+  const Plan p = plan("Q4_K_M");
+  EXPECT_EQ(p.choose(matrix("output.weight")).type, DType::Q6_K);
+  EXPECT_EQ(p.choose(matrix("token_embd.weight")).type, DType::Q4_K);  // untied
+  TensorFacts tied = matrix("token_embd.weight");
+  tied.tied_output = true;
+  EXPECT_EQ(p.choose(tied).type, DType::Q6_K);
+  // 32 layers: the first and last 4, and every third from layer 4 on (6, 9, ...).
+  for (int i : {0, 3, 6, 9, 28, 31}) EXPECT_EQ(p.choose(matrix("blk." + std::to_string(i) + ".attn_v.weight")).type, DType::Q6_K) << i;
+  for (int i : {4, 5, 7, 26}) EXPECT_EQ(p.choose(matrix("blk." + std::to_string(i) + ".ffn_down.weight")).type, DType::Q4_K) << i;
+  EXPECT_EQ(p.choose(matrix("blk.0.attn_q.weight")).type, DType::Q4_K);
+  EXPECT_EQ(p.choose({"blk.0.attn_norm.weight", {1024}, 32, false}).type, DType::F32);
+}
+
+TEST(QuantRecipe, PureAndPlainTypes) {
+  EXPECT_EQ(plan("Q4_0").choose(matrix("output.weight")).type, DType::Q6_K);
+  EXPECT_EQ(plan("Q4_0", true).choose(matrix("output.weight")).type, DType::Q4_0);
+  EXPECT_EQ(plan("Q8_0").choose(matrix("output.weight")).type, DType::Q8_0);  // already above Q6_K
+  EXPECT_EQ(plan("Q4_K_M", true).choose(matrix("blk.0.attn_v.weight")).type, DType::Q4_K);
+}
+
+TEST(QuantRecipe, FallbacksSayWhy) {
+  const Choice c = plan("Q4_K", true).choose(matrix("blk.0.attn_q.weight", 576));
+  EXPECT_EQ(c.type, DType::Q5_0);
+  EXPECT_NE(c.fallback.find("rows of 576"), std::string::npos) << c.fallback;
+  EXPECT_EQ(fallback_type(DType::Q6_K, 576), DType::Q8_0);
+  EXPECT_EQ(fallback_type(DType::Q5_K, 576), DType::Q5_1);
+  EXPECT_EQ(fallback_type(DType::Q4_0, 48), DType::F16);
+  EXPECT_EQ(fallback_type(DType::Q4_K, 48), DType::F16);
+  EXPECT_EQ(fallback_type(DType::F32, 7), DType::F32);
+}
+
+TEST(QuantRecipe, OverridesWinAndTheLastMatchCounts) {
+  Plan p = plan("Q4_K");
+  p.overrides.push_back(parse_override("blk.*.attn_v.weight=Q8_0"));
+  p.overrides.push_back(parse_override("/blk\\.1\\./=f16"));
+  EXPECT_EQ(p.choose(matrix("blk.0.attn_v.weight")).type, DType::Q8_0);
+  EXPECT_EQ(p.choose(matrix("blk.1.attn_v.weight")).type, DType::F16);
+  EXPECT_EQ(p.choose(matrix("blk.10.attn_v.weight")).type, DType::Q8_0);
+  EXPECT_EQ(p.choose(matrix("blk.0.attn_q.weight")).type, DType::Q4_K);
+  EXPECT_THROW(parse_override("novalue"), Error);
+  EXPECT_THROW(parse_override("x=Q4_K_M"), Error);  // a recipe is not a tensor type
+  EXPECT_THROW(parse_override("/(/=Q8_0"), Error);
+}
