@@ -12,6 +12,7 @@
 #pragma once
 #include <arm_neon.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -473,16 +474,33 @@ inline void for_tokens(int n_tokens, Fn fn) {
   fn(std::integral_constant<int, NT>{});
 }
 
+// Tokens one pass over a group takes. The baseline's widening multiplies need 8 scratch
+// vectors beside the 16 weight vectors, so with 15-bit activations 3 or 4 tokens' float
+// accumulators spill, and passes of 2 tokens (Q8_0, whose products chain by 2: of 1)
+// cost fewer instructions than one of 4 (bench/arm/kernel_insns.py, per block and token
+// under cortex-a53: Q4_0 167 vs 182, Q8_0 206 vs 226).
+template <typename IntDot, typename Act, DType T>
+constexpr int kTokensPerPass = !std::is_same_v<IntDot, OneTokenAtATime<WideningDot>> ||
+                                       !std::is_same_v<Act, Split15Activations>
+                                   ? kMaxMultiTokens
+                               : T == DType::Q8_0 ? 1
+                                                  : 2;
+
 template <typename IntDot, typename Act, DType T>
 void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb, int n_tokens, float* out) {
-  for_tokens<kMaxMultiTokens>(n_tokens, [&](auto nt) {
-    if constexpr (T == DType::Q8_0)
-      q8_group<IntDot, Act, nt.value>(group, x, nb, out);
-    else if constexpr (T == DType::Q4_K || T == DType::Q5_K || T == DType::Q6_K)
-      k_group<IntDot, Act, T, nt.value>(group, x, nb, out);
-    else
-      q4_group<IntDot, Act, T, nt.value>(group, x, nb, out);
-  });
+  constexpr int kPass = kTokensPerPass<IntDot, Act, T>;
+  for (int t0 = 0; t0 < n_tokens; t0 += kPass) {
+    for_tokens<kPass>(std::min(kPass, n_tokens - t0), [&](auto nt) {
+      const typename Act::Block* xt = x + t0 * nb;
+      float* yt = out + 8 * t0;
+      if constexpr (T == DType::Q8_0)
+        q8_group<IntDot, Act, nt.value>(group, xt, nb, yt);
+      else if constexpr (T == DType::Q4_K || T == DType::Q5_K || T == DType::Q6_K)
+        k_group<IntDot, Act, T, nt.value>(group, xt, nb, yt);
+      else
+        q4_group<IntDot, Act, T, nt.value>(group, xt, nb, yt);
+    });
+  }
 }
 
 
