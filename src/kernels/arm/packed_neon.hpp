@@ -486,23 +486,29 @@ constexpr int kTokensPerPass = !std::is_same_v<IntDot, OneTokenAtATime<WideningD
                                : T == DType::Q8_0 ? 1
                                                   : 2;
 
+// n_tokens (1..NT) tokens against one group, in one pass.
+template <typename IntDot, typename Act, DType T, int NT>
+MINNOW_INLINE void packed_pass(const uint8_t* group, const typename Act::Block* x, int64_t nb, int n_tokens, float* out) {
+  for_tokens<NT>(n_tokens, [&](auto nt) MINNOW_INLINE_LAMBDA {
+    if constexpr (T == DType::Q8_0)
+      q8_group<IntDot, Act, nt.value>(group, x, nb, out);
+    else if constexpr (T == DType::Q4_K || T == DType::Q5_K || T == DType::Q6_K)
+      k_group<IntDot, Act, T, nt.value>(group, x, nb, out);
+    else
+      q4_group<IntDot, Act, T, nt.value>(group, x, nb, out);
+  });
+}
+
 template <typename IntDot, typename Act, DType T>
 void packed_group(const uint8_t* group, const typename Act::Block* x, int64_t nb, int n_tokens, float* out) {
   constexpr int kPass = kTokensPerPass<IntDot, Act, T>;
-  for (int t0 = 0; t0 < n_tokens; t0 += kPass) {
-    for_tokens<kPass>(std::min(kPass, n_tokens - t0), [&](auto nt) {
-      const typename Act::Block* xt = x + t0 * nb;
-      float* yt = out + 8 * t0;
-      if constexpr (T == DType::Q8_0)
-        q8_group<IntDot, Act, nt.value>(group, xt, nb, yt);
-      else if constexpr (T == DType::Q4_K || T == DType::Q5_K || T == DType::Q6_K)
-        k_group<IntDot, Act, T, nt.value>(group, xt, nb, yt);
-      else
-        q4_group<IntDot, Act, T, nt.value>(group, xt, nb, yt);
-    });
+  if constexpr (kPass == kMaxMultiTokens) {
+    packed_pass<IntDot, Act, T, kPass>(group, x, nb, n_tokens, out);
+  } else {
+    for (int t0 = 0; t0 < n_tokens; t0 += kPass)
+      packed_pass<IntDot, Act, T, kPass>(group, x + t0 * nb, nb, std::min(kPass, n_tokens - t0), out + 8 * t0);
   }
 }
-
 
 #undef MINNOW_INLINE_LAMBDA
 #undef MINNOW_INLINE
