@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
@@ -15,7 +16,7 @@ namespace minnow::cli {
 namespace {
 
 struct Opts {
-  std::string in, out, type;
+  std::string in, out, type, imatrix;
   int threads = 0;
   bool pure = false;
   std::vector<std::string> overrides;
@@ -60,6 +61,12 @@ void run(const Opts& o) {
   if (o.in == o.out) throw Error("quantize: the output would overwrite the input '" + o.in + "'");
 
   auto src = quant::open_model_source(o.in);
+  std::optional<quant::Imatrix> imatrix;
+  if (!o.imatrix.empty()) {
+    imatrix = quant::read_imatrix(o.imatrix);
+    std::fprintf(stderr, "quantize: imatrix %s: %zu entries, %d chunks of %d\n", o.imatrix.c_str(), imatrix->entries.size(),
+                 imatrix->chunk_count, imatrix->chunk_size);
+  }
   ThreadPool pool(o.threads);
   ProgressLine line;
   quant::QuantizeCallbacks cb;
@@ -69,7 +76,7 @@ void run(const Opts& o) {
                src->tensors.size(), o.out.c_str(), target->name.c_str(), pool.size());
   quant::QuantizeReport r;
   try {
-    r = quant::quantize_model(*src, plan, o.out, pool, cb);
+    r = quant::quantize_model(*src, plan, o.out, pool, cb, imatrix ? &*imatrix : nullptr);
   } catch (...) {
     line.end_line();
     throw;
@@ -109,11 +116,15 @@ void register_quantize(CLI::App& app) {
       "Examples:\n"
       "  minnow quantize models/SmolLM2-135M-Instruct.Q4_1.gguf /tmp/smol.Q8_0.gguf --type Q8_0\n"
       "  minnow quantize path/to/hf-checkpoint-dir model.Q4_K_M.gguf --type Q4_K_M -t 8\n"
+      "  minnow quantize in.gguf out.gguf --type Q4_0 --imatrix smol.imatrix.gguf\n"
       "  minnow quantize in.gguf out.gguf --type Q4_K --override 'blk.*.attn_v.weight=Q8_0' --override '/ffn_down/=Q6_K'");
   cmd->add_option("IN", o->in, "Input: a GGUF file or a Hugging Face checkpoint directory")->required();
   cmd->add_option("OUT", o->out, "Output GGUF file (replaced if it exists)")->required();
   cmd->add_option("--type", o->type, "Target type or recipe: " + quant::target_names())->required();
   cmd->add_option("-t,--threads", o->threads, "Threads (default: one per core)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--imatrix", o->imatrix,
+                  "Importance matrix (minnow imatrix or llama-imatrix, GGUF or legacy .dat): every quantized type "
+                  "then minimizes the activation-weighted rounding error");
   cmd->add_flag("--pure", o->pure, "Every matrix at --type: no recipe table, no higher-bit output head");
   cmd->add_option("--override", o->overrides,
                   "PATTERN=TYPE for the tensors whose name matches: a glob ('blk.*.attn_v.weight') or /regex/; "

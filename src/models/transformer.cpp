@@ -72,6 +72,7 @@ void Transformer::attention_block(int l, const Batch& b) {
   const int64_t d = c_.d_model, hd = c_.head_dim, kvd = int64_t{c_.n_kv_heads} * hd;
   const kernels::KernelTable& kt = kernels::active();
   kt.rmsnorm(x_.data(), L.attn_norm.data(), h_.data(), n, d, c_.rms_eps);
+  if (observer_) observer_->observe(l, MatmulSite::AttnQkv, h_.data(), n, d);
   const kernels::MatmulOut qkv[] = {{&L.wq, q_.data()}, {&L.wk, k_.data()}, {&L.wv, v_.data()}};
   kernels::matmul_many(qkv, h_.data(), n, pool_, int8_, b.n_vector);
   add_bias(q_.data(), L.bq, n);
@@ -99,6 +100,7 @@ void Transformer::attention_block(int l, const Batch& b) {
     kv.store_v(l, b.pos[t], v);
   }
   attention(l, b);
+  if (observer_) observer_->observe(l, MatmulSite::AttnOut, attn_.data(), n, int64_t{c_.n_heads} * hd);
   kernels::matmul(L.wo, attn_.data(), n, tmp_.data(), pool_, int8_, b.n_vector);
   add_bias(tmp_.data(), L.bo, n);
   if (!L.post_attn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_attn_norm, n, d, c_.rms_eps);
@@ -112,11 +114,13 @@ void Transformer::ffn_block(int l, const Batch& b) {
   const int64_t d = c_.d_model, ff = c_.d_ff;
   const kernels::KernelTable& kt = kernels::active();
   kt.rmsnorm(x_.data(), L.ffn_norm.data(), h_.data(), n, d, c_.rms_eps);
+  if (observer_) observer_->observe(l, MatmulSite::FfnGateUp, h_.data(), n, d);
   const kernels::MatmulOut gate_up[] = {{&L.gate, gate_.data()}, {&L.up, up_.data()}};
   kernels::matmul_many(gate_up, h_.data(), n, pool_, int8_, b.n_vector);
   const auto glu = c_.activation == Activation::GeluTanh ? kt.glu_gelu_tanh : kt.glu_silu;
   // One row per call: a value's place in its row, not the batch size, picks its code path.
   pool_.parallel_for(n, [&](int64_t t, int) { glu(&gate_[t * ff], &up_[t * ff], &gate_[t * ff], ff); });
+  if (observer_) observer_->observe(l, MatmulSite::FfnDown, gate_.data(), n, ff);
   kernels::matmul(L.down, gate_.data(), n, tmp_.data(), pool_, int8_, b.n_vector);
   if (!L.post_ffn_norm.empty()) rmsnorm_rows(tmp_.data(), L.post_ffn_norm, n, d, c_.rms_eps);
   for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
@@ -142,6 +146,7 @@ void Transformer::forward(const Batch& b, float* logits) {
     kernels::active().rmsnorm(&x_[t * d], m_.output_norm.data(), &h_[i * d], 1, d, c_.rms_eps);
     n_vector_logits += t < b.n_vector;
   }
+  if (observer_) observer_->observe(-1, MatmulSite::Output, h_.data(), b.n_logits, d);
   kernels::matmul(m_.output, h_.data(), b.n_logits, logits, pool_, int8_, n_vector_logits);
   if (c_.final_softcap > 0) {
     const int64_t count = int64_t{b.n_logits} * c_.vocab_size;

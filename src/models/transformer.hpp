@@ -8,6 +8,7 @@
 
 #include "base/thread_pool.hpp"
 #include "models/kv_cache.hpp"
+#include "models/matmul_observer.hpp"
 #include "models/model.hpp"
 
 namespace minnow {
@@ -19,6 +20,9 @@ class Transformer {
   Transformer(const LoadedModel& m, int max_batch, ThreadPool& pool, bool int8_activations = false);
 
   int max_batch() const { return max_batch_; }
+
+  // Sees every matmul's input from now on (nullptr: none); not owned.
+  void set_matmul_observer(MatmulObserver* o) { observer_ = o; }
 
   // One forward pass over rows that may belong to different sequences (continuous
   // batching): row t is token tokens[t] at position pos[t] of the sequence whose cache is
@@ -55,6 +59,7 @@ class Transformer {
   ThreadPool& pool_;
   int max_batch_;
   bool int8_;
+  MatmulObserver* observer_ = nullptr;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
   RopeTable rope_global_, rope_local_;
   std::vector<float> attn_scratch_;  // attn_scratch_floats(head_dim) per thread (models/attention.hpp)

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "formats/gguf_writer.hpp"
+#include "quant/imatrix_match.hpp"
 #include "quant/quantize.hpp"
 
 namespace minnow::quant {
@@ -23,7 +24,7 @@ int64_t rows_per_task(int64_t row_len, int64_t rows, int threads) {
 }  // namespace
 
 QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const std::string& out, ThreadPool& pool,
-                              const QuantizeCallbacks& cb) {
+                              const QuantizeCallbacks& cb, const Imatrix* imatrix) {
   const auto start = std::chrono::steady_clock::now();
   QuantizeReport report;
   GgufWriter w(out);
@@ -46,6 +47,16 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
     for (const auto& [message, names] : fallbacks)
       cb.note(message + ": " + std::to_string(names.size()) + (names.size() == 1 ? " tensor (" : " tensors (") + *names[0] +
               (names.size() > 1 ? ", ...)" : ")"));
+  std::vector<std::vector<float>> importance(src.tensors.size());
+  if (imatrix) {
+    std::vector<std::string> missing;
+    const auto quantized = [&](size_t i) { return dtype_traits(types[i]).block_size > 1; };
+    importance = match_imatrix(*imatrix, src, quantized, missing);
+    if (cb.note && !missing.empty())
+      cb.note("warning: the imatrix has no entry for " + std::to_string(missing.size()) + " quantized tensor" +
+              (missing.size() == 1 ? "" : "s") + " (" + missing[0] + (missing.size() > 1 ? ", ..." : "") +
+              "): quantized without importance");
+  }
   w.begin_data();
 
   std::vector<uint8_t> buffer;
@@ -56,6 +67,7 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
   for (size_t ti = 0; ti < src.tensors.size(); ++ti) {
     const SourceTensor& t = src.tensors[ti];
     const DType type = types[ti];
+    const float* imp = importance[ti].empty() ? nullptr : importance[ti].data();
     const int64_t row_len = t.dims[0], n_rows = t.rows();
     const uint64_t row_bytes = *dtype_bytes(type, static_cast<uint64_t>(row_len));
     buffer.resize(w.tensor_bytes(ti));
@@ -72,7 +84,7 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
       for (int64_t r = task * per_task; r < end; ++r) {
         try {
           t.read_row(r, row);
-          quantize_row(type, row, row_len, buffer.data() + static_cast<uint64_t>(r) * row_bytes);
+          quantize_row(type, row, row_len, buffer.data() + static_cast<uint64_t>(r) * row_bytes, imp);
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (r < error_row) {

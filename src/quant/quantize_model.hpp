@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/thread_pool.hpp"
+#include "quant/imatrix.hpp"
 #include "quant/model_source.hpp"
 #include "quant/recipe.hpp"
 
@@ -33,7 +34,10 @@ struct QuantizeCallbacks {
 
 // Writes `out` (through OUT.tmp: nothing at `out` on failure). Throws Error naming the
 // tensor on a problem (NaN in a weight, a value out of a type's range, I/O).
+// imatrix (optional): each tensor's rounding error is weighted by its entry's mean squared
+// activations. An entry naming no tensor of the source, or of another row length, is an
+// Error; a quantized matrix without an entry is quantized unweighted, and cb.note says so.
 QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const std::string& out, ThreadPool& pool,
-                              const QuantizeCallbacks& cb);
+                              const QuantizeCallbacks& cb, const Imatrix* imatrix = nullptr);
 
 }  // namespace minnow::quant
