@@ -10,6 +10,7 @@
 
 #include "cli/common.hpp"
 #include "kernels/ops.hpp"
+#include "models/model.hpp"
 
 namespace minnow::cli {
 namespace {
@@ -24,6 +25,27 @@ double peak_rss_mb() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// Resident memory now, split as /proc/self/smaps_rollup does: anonymous (heap, KV cache,
+// copies; charged to the app) and the rest (file-backed pages the kernel can drop and re-read).
+struct Resident {
+  double anon_mb = -1, file_mb = -1;
+};
+Resident resident() {
+  Resident r;
+  std::FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return r;
+  char line[256];
+  double rss = -1, anon = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    double kb;
+    if (std::sscanf(line, "Rss: %lf kB", &kb) == 1) rss = kb;
+    else if (std::sscanf(line, "Anonymous: %lf kB", &kb) == 1) anon = kb;
+  }
+  std::fclose(f);
+  if (rss >= 0 && anon >= 0) r = {anon / 1024.0, (rss - anon) / 1024.0};
+  return r;
 }
 
 }  // namespace
@@ -45,6 +67,7 @@ void register_bench(CLI::App& app) {
     auto t0 = std::chrono::steady_clock::now();
     auto model = load_model_or_throw(o->model.model);
     double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Resident after_load = resident();
     SessionOptions so = session_options(o->model);
     so.ctx = std::max(so.ctx, o->n_prompt + o->n_gen + 1);
     Session session(*model, so);
@@ -75,6 +98,11 @@ void register_bench(CLI::App& app) {
       // The first generated token is sampled from the prefill logits; decode made the rest.
       tg.push_back((r.n_generated - 1) / std::max(r.generate_seconds, 1e-9));
     }
+    const Resident after_run = resident();  // the KV cache and scratch are written by now
+    // The cache's pages cost memory only once written: n_prompt + n_gen positions of K and V.
+    const ModelConfig& mc = model->impl().config;
+    const double per_value = so.kv_type == SessionOptions::KvType::F32 ? 4 : so.kv_type == SessionOptions::KvType::F16 ? 2 : 34.0 / 32;
+    const double kv_mb = 2.0 * mc.n_layers * mc.n_kv_heads * mc.head_dim * per_value * (o->n_prompt + o->n_gen) / (1 << 20);
     const ModelInfo& mi = model->info();
     nlohmann::json j = {{"model", o->model.model},
                         {"threads", so.threads == 0 ? -1 : so.threads},
@@ -87,7 +115,12 @@ void register_bench(CLI::App& app) {
                         {"prefill_tok_s", median(pp)},
                         {"decode_tok_s", median(tg)},
                         {"peak_rss_mb", peak_rss_mb()},
-                        {"weight_mb", static_cast<double>(mi.weight_bytes) / 1e6}};
+                        {"weight_mb", static_cast<double>(mi.weight_bytes) / 1e6},
+                        {"load_anon_mb", after_load.anon_mb},
+                        {"load_file_mb", after_load.file_mb},
+                        {"run_anon_mb", after_run.anon_mb},
+                        {"run_file_mb", after_run.file_mb},
+                        {"kv_written_mb", kv_mb}};
     if (o->json) {
       std::cout << j.dump() << "\n";
       return;
@@ -99,6 +132,10 @@ void register_bench(CLI::App& app) {
     std::printf("prefill       %.1f tok/s (%d tokens)\n", median(pp), o->n_prompt);
     std::printf("decode        %.1f tok/s (%d tokens)\n", median(tg), o->n_gen);
     std::printf("peak RSS      %.1f MB\n", peak_rss_mb());
+    if (after_run.anon_mb >= 0)
+      std::printf("resident      after load: %.1f MiB anonymous + %.1f MiB file; after the runs: %.1f + %.1f (KV cache written: %.1f MiB)\n",
+                  after_load.anon_mb, after_load.file_mb, after_run.anon_mb, after_run.file_mb,
+                  kv_mb);
     std::printf("(medians of %d repetitions)\n", o->reps);
   });
 }

@@ -29,6 +29,8 @@ std::string bytes_text(uint64_t n) {
 void print_summary(const std::string& path, const LoadedModel& m) {
   const ModelConfig& c = m.config;
   std::printf("model        %s (%s)\n", path.c_str(), m.format.c_str());
+  std::printf("weights      %s\n", m.pack_layout.empty() ? "not pre-packed (quantized matrices are repacked at load, into anonymous memory)"
+                                                           : ("pre-packed, layout " + m.pack_layout + " (mapped from the file, no copy)").c_str());
   std::printf("architecture %s%s%s\n", c.arch.c_str(), c.name.empty() ? "" : "  name: ", c.name.c_str());
   std::printf("shape        %d layers, d_model %d, d_ff %d, %d heads (%d KV) x %d, vocab %d, context %d\n", c.n_layers,
               c.d_model, c.d_ff, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab_size, c.ctx_train);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "tensor/packed_types.hpp"
 
 namespace minnow {
 namespace {
@@ -208,13 +209,17 @@ void GgufFile::parse_image(const uint8_t* bytes, size_t size) {
     }
     t.n_elements = n;
     uint32_t type_id = c.read<uint32_t>("tensor type");
-    const DTypeTraits* tr = dtype_traits(type_id);
+    const auto packed_base = packed_base_type(type_id);
+    const DTypeTraits* tr = packed_base ? &dtype_traits(*packed_base) : dtype_traits(type_id);
     if (!tr) fail("tensor '" + t.name + "' has unknown type id " + std::to_string(type_id));
     t.type = tr->type;
+    t.packed = packed_base.has_value();
     if (t.dims[0] % tr->block_size != 0)
       fail("tensor '" + t.name + "': row length " + std::to_string(t.dims[0]) + " is not a multiple of the " +
            tr->name + " block size " + std::to_string(tr->block_size));
-    auto nbytes = dtype_bytes(t.type, n);
+    if (t.packed && n_dims != 2) fail("packed tensor '" + t.name + "' is not a matrix (2 dimensions)");
+    auto nbytes = t.packed ? packed_matrix_bytes(t.type, static_cast<uint64_t>(t.dims[1]), static_cast<uint64_t>(t.dims[0]))
+                           : dtype_bytes(t.type, n);
     if (!nbytes) fail("tensor '" + t.name + "': byte size overflows");
     t.n_bytes = *nbytes;
     t.offset = c.read<uint64_t>("tensor offset");

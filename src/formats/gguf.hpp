@@ -44,6 +44,7 @@ struct GgufTensor {
   uint64_t n_elements = 0;
   uint64_t n_bytes = 0;
   const uint8_t* data = nullptr;
+  bool packed = false;        // a packed type id (tensor/packed_types.hpp): kernels/packed.hpp's layout
 };
 
 class GgufFile {

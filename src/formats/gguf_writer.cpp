@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "base/error.hpp"
+#include "tensor/packed_types.hpp"
 
 namespace minnow {
 namespace {
@@ -154,8 +155,27 @@ size_t GgufWriter::add_tensor(std::string name, std::vector<int64_t> dims, DType
          "'s block of " + std::to_string(dtype_traits(type).block_size));
   for (const auto& t : tensors_)
     if (t.name == name) fail("tensor '" + name + "' added twice");
-  TensorInfo t{std::move(name), std::move(dims), type};
+  TensorInfo t{std::move(name), std::move(dims), static_cast<uint32_t>(type)};
   t.n_bytes = *dtype_bytes(type, n);
+  return place(std::move(t));
+}
+
+size_t GgufWriter::add_packed_tensor(std::string name, std::vector<int64_t> dims, DType type) {
+  if (!packed_base_type(packed_type_id(type))) fail("tensor '" + name + "': " + dtype_name(type) + " has no packed layout");
+  if (dims.size() != 2) fail("packed tensor '" + name + "' must be a matrix (2 dimensions)");
+  const size_t i = add_tensor(std::move(name), std::move(dims), type);  // the checks of a plain tensor
+  TensorInfo t = std::move(tensors_.back());
+  tensors_.pop_back();
+  data_size_ = t.offset;  // add_tensor's placement, undone
+  const auto bytes = packed_matrix_bytes(type, static_cast<uint64_t>(t.dims[1]), static_cast<uint64_t>(t.dims[0]));
+  if (!bytes) fail("packed tensor '" + t.name + "' is too large");
+  t.type_id = packed_type_id(type);
+  t.n_bytes = *bytes;
+  if (place(std::move(t)) != i) fail("internal: packed tensor misplaced");
+  return i;
+}
+
+size_t GgufWriter::place(TensorInfo t) {
   t.offset = align_up(data_size_, alignment_);
   data_size_ = align_up(t.offset + t.n_bytes, alignment_);
   tensors_.push_back(std::move(t));
@@ -209,7 +229,7 @@ void GgufWriter::begin_data() {
     put_string(head, t.name);
     put<uint32_t>(head, static_cast<uint32_t>(t.dims.size()));
     for (int64_t d : t.dims) put<uint64_t>(head, static_cast<uint64_t>(d));
-    put<uint32_t>(head, static_cast<uint32_t>(t.type));
+    put<uint32_t>(head, t.type_id);
     put<uint64_t>(head, t.offset);
   }
   write(head.data(), head.size());

@@ -51,6 +51,9 @@ class GgufWriter {
 
   // dims[0] is the row length (fastest-varying), as GGUF orders them. Returns the index.
   size_t add_tensor(std::string name, std::vector<int64_t> dims, DType type);
+  // A matrix (dims {cols, rows}) of a packable type stored in kernels/packed.hpp's layout,
+  // under its packed type id (tensor/packed_types.hpp); its bytes are the packed ones.
+  size_t add_packed_tensor(std::string name, std::vector<int64_t> dims, DType type);
   uint64_t tensor_bytes(size_t index) const { return tensors_.at(index).n_bytes; }
   uint64_t data_bytes() const { return data_size_; }  // the data section, padding included
 
@@ -66,9 +69,10 @@ class GgufWriter {
   struct TensorInfo {
     std::string name;
     std::vector<int64_t> dims;
-    DType type;
+    uint32_t type_id;  // a DType, or a packed type id
     uint64_t offset = 0, n_bytes = 0;
   };
+  size_t place(TensorInfo t);  // gives t its offset in the data section and appends it
   std::vector<uint8_t>& slot(std::string_view key, GgufType type);
   void write(const void* p, size_t n);
   void pad_to(uint64_t alignment);

@@ -33,6 +33,12 @@
 namespace minnow::kernels {
 
 constexpr int64_t kPackRows = 8;
+// The layout's name and version, as `minnow pack` files record them (docs/pack.md). Every
+// kernel table (scalar, AVX2, AVX2+VNNI, NEON, dotprod, i8mm) reads this one layout, so a
+// packed file serves every CPU; a table that needed another layout would get another name.
+constexpr const char* kPackedLayoutName = "rows8";
+constexpr int64_t kPackedLayoutVersion = 1;
+constexpr uint64_t kPackedAlignment = 64;  // a packed file's tensor data: cache-line aligned
 
 bool packable(DType t);                                    // Q4_0..Q8_0, Q4_K, Q5_K, Q6_K
 size_t packed_group_bytes(DType t, int64_t cols);          // one group of 8 rows

@@ -6,7 +6,9 @@
 #include "formats/gguf.hpp"
 #include "models/bind_layers.hpp"
 #include "models/loaders.hpp"
+#include "kernels/packed.hpp"
 #include "models/pack_weights.hpp"
+#include "models/packed_gguf.hpp"
 
 namespace minnow {
 namespace {
@@ -51,6 +53,8 @@ TensorRef to_ref(const GgufTensor& t) {
   r.n_elements = t.n_elements;
   r.n_bytes = t.n_bytes;
   r.data = t.data;
+  r.packed = t.packed;
+  if (t.packed) r.type_name += std::string("/") + kernels::kPackedLayoutName;
   return r;
 }
 
@@ -131,6 +135,13 @@ std::unique_ptr<LoadedModel> load_gguf_model(const std::string& path) {
     m->config.name = std::string(f.get_string("general.name").value_or(""));
     const FamilySpec* spec = family_by_gguf_arch(*arch);
     if (!spec) fail("architecture '" + m->config.arch + "' is not supported yet (supported: " + supported_families() + ")");
+    const PackInfo pack = check_packed_gguf(f);
+    if (!pack.layout.empty()) {
+      m->pack_layout = pack.layout + " v" + std::to_string(pack.version);
+      for (const auto& t : f.tensors())  // the map is page-aligned and offsets were checked: a guard
+        if (t.packed && reinterpret_cast<uintptr_t>(t.data) % kernels::kPackedAlignment != 0)
+          fail("packed tensor '" + t.name + "' is not " + std::to_string(kernels::kPackedAlignment) + "-byte aligned");
+    }
     for (const auto& t : f.tensors()) m->tensors.push_back(to_ref(t));
     bind(f, *spec, *m);
     validate_config(m->config);
@@ -139,6 +150,8 @@ std::unique_ptr<LoadedModel> load_gguf_model(const std::string& path) {
       fail("tokenizer has " + std::to_string(m->tokenizer->vocab_size()) + " tokens but the embedding has " +
            std::to_string(m->config.vocab_size) + " rows");
     m->chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(spec->default_chat_template));
+    // Matrices a packed file holds are used in place (read-only file pages); the rest are
+    // copied into the packed layout here.
     pack_weights(*m, [&f](const uint8_t* p, size_t n) { f.drop_pages(p, n); });
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());

@@ -33,6 +33,7 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   std::string chat_template;            // empty when the model has none
   std::string format;                   // "gguf" or "safetensors"
+  std::string pack_layout;              // "rows8 v1" for a `minnow pack` file, else empty
 };
 
 // Opens a GGUF file or a Hugging Face checkpoint directory; throws Error naming the path

@@ -16,7 +16,7 @@ void pack_weights(LoadedModel& m, const std::function<void(const uint8_t*, size_
 
   size_t total = 0;
   for (auto* w : views)
-    if (w->data && kernels::packable(w->type)) total += kernels::packed_bytes(w->type, w->rows, w->cols);
+    if (w->data && !w->packed && kernels::packable(w->type)) total += kernels::packed_bytes(w->type, w->rows, w->cols);
   if (total == 0) return;
   m.packed = std::make_unique_for_overwrite<uint8_t[]>(total);
   uint8_t* dst = m.packed.get();
@@ -24,7 +24,7 @@ void pack_weights(LoadedModel& m, const std::function<void(const uint8_t*, size_
   // are both resident for one slice only, so loading peaks at the weights' size.
   constexpr int64_t kSliceRows = 64 * kernels::kPackRows;
   for (auto* w : views) {
-    if (!w->data || !kernels::packable(w->type)) continue;
+    if (!w->data || w->packed || !kernels::packable(w->type)) continue;  // packed in the file
     w->packed = dst;
     for (int64_t r0 = 0; r0 < w->rows; r0 += kSliceRows) {
       kernels::WeightView slice = *w;

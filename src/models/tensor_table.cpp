@@ -33,6 +33,8 @@ kernels::WeightView TensorTable::matrix(const TensorRef& t, int64_t cols, int64_
   }
   if (!t.type || !dtype_traits(*t.type).dequantize)
     fail("tensor '" + t.name + "' has type " + t.type_name + ", which minnow does not support yet");
+  if (t.packed)  // used in place: data and packed both point at the packed rows
+    return {*t.type, t.data, rows, cols, static_cast<size_t>(*dtype_bytes(*t.type, static_cast<uint64_t>(cols))), t.data};
   return {*t.type, t.data, rows, cols, static_cast<size_t>(t.n_bytes / static_cast<uint64_t>(rows))};
 }
 

@@ -19,6 +19,7 @@ struct TensorRef {
   std::vector<int64_t> dims;      // dims[0] fastest-varying (row length), as GGUF orders them
   uint64_t n_elements = 0, n_bytes = 0;
   const uint8_t* data = nullptr;
+  bool packed = false;            // data is in kernels/packed.hpp's layout (a `minnow pack` file)
 };
 
 class TensorTable {
