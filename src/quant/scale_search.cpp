@@ -85,7 +85,10 @@ void error_weights(const float* x, const float* importance, int n, float* w) {
   const float sigma2 = sum2 / static_cast<float>(n);
   for (int i = 0; i < n; ++i) {
     const float v = sigma2 + x[i] * x[i];
-    w[i] = importance ? importance[i] * std::sqrt(v) : v;
+    // With importance, the mean squared activation of each column alone: the expected squared
+    // error of the matmul's output (uncorrelated activations). llama.cpp's importance *
+    // sqrt(sigma2 + x^2) measured worse (docs/quantize.md, importance matrix section).
+    w[i] = importance ? importance[i] : v;
     wmax = w[i] > wmax ? w[i] : wmax;
   }
   // Only ratios matter to the searches; a maximum of 1 keeps their float sums in range.

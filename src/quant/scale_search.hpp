@@ -5,9 +5,10 @@
 
 namespace minnow::quant {
 
-// Weights of the squared error for a group of n values. With importance: importance[i] *
-// sqrt(sigma2 + x_i^2); without: sigma2 + x_i^2. Large weights, which move a matmul's
-// outputs the most, are kept more exactly, and sigma2 (the group's mean square) keeps
+// Weights of the squared error for a group of n values. With importance: importance[i]
+// (a column's mean squared activation: then the weighted error is the expected squared
+// error of the matmul's output); without: sigma2 + x_i^2, where large weights, which move
+// the outputs the most, are kept more exactly, and sigma2 (the group's mean square) keeps
 // every weight above zero so that small values are not given up entirely.
 void error_weights(const float* x, const float* importance, int n, float* w);
 
