@@ -64,6 +64,10 @@ class GgufFile {
     if (map_) map_->drop_pages(p, n);
   }
 
+  // Frees the parsed metadata (a large vocabulary's arrays cost ~80 bytes a value, tens of
+  // MB) once a loader has read what it needs; tensors and the map stay.
+  void release_metadata() { decltype(kv_)().swap(kv_); }
+
   const GgufValue* find(std::string_view key) const;
   const GgufTensor* find_tensor(std::string_view name) const;
 

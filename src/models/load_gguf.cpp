@@ -153,6 +153,7 @@ std::unique_ptr<LoadedModel> load_gguf_model(const std::string& path) {
     // Matrices a packed file holds are used in place (read-only file pages); the rest are
     // copied into the packed layout here.
     pack_weights(*m, [&f](const uint8_t* p, size_t n) { f.drop_pages(p, n); });
+    file->release_metadata();  // all read by now; only the map is kept (m->storage)
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
