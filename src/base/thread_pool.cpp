@@ -121,4 +121,15 @@ void ThreadPool::parallel_for(int64_t n_tasks, FunctionRef<void(int64_t, int)> f
   job_ = nullptr;
 }
 
+void ThreadPool::on_every_thread(FunctionRef<void(int)> fn) {
+  // One task per thread, and no task returns before all have started: a thread that took
+  // one waits, so every thread must take exactly one.
+  std::atomic<int> started{0};
+  parallel_for(n_threads_, [&](int64_t, int thread_index) {
+    started.fetch_add(1, std::memory_order_acq_rel);
+    for (int spins = 0; started.load(std::memory_order_acquire) < n_threads_;) relax(++spins);
+    fn(thread_index);
+  });
+}
+
 }  // namespace minnow

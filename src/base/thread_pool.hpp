@@ -23,6 +23,9 @@ class ThreadPool {
   // Runs fn(task, thread_index) for every task in [0, n_tasks), spread over all threads
   // (tasks are claimed dynamically), and returns when all are done. Not reentrant.
   void parallel_for(int64_t n_tasks, FunctionRef<void(int64_t, int)> fn);
+  // Runs fn(thread_index) once on each of the size() threads (for per-thread set-up, such
+  // as growing thread-local buffers before a loop that must not allocate). Not reentrant.
+  void on_every_thread(FunctionRef<void(int)> fn);
 
   static int default_threads();
 

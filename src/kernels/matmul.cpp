@@ -141,6 +141,11 @@ void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_t
 
 }  // namespace
 
+void reserve_matmul_scratch(int64_t max_cols, ThreadPool& pool) {
+  if (max_cols <= 0) return;
+  pool.on_every_thread([&](int) { scratch(static_cast<size_t>(kPanelRows * max_cols)); });
+}
+
 void dequantize_row(const WeightView& w, int64_t r, float* out) {
   if (w.packed) return dequantize_packed(w, r, 1, out);
   const DTypeTraits& tr = dtype_traits(w.type);

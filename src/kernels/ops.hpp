@@ -160,6 +160,10 @@ struct MatmulOut {
 void matmul_many(std::span<const MatmulOut> outs, const float* x, int64_t n_tokens, ThreadPool& pool,
                  bool int8_activations = false, int64_t vector_rows = -1);
 
+// Grows every pool thread's matmul scratch for unpacked matrices of up to max_cols columns,
+// so that no thread allocates on its first such task in a decode step.
+void reserve_matmul_scratch(int64_t max_cols, ThreadPool& pool);
+
 // Dequantize row r of w into out (w.cols floats).
 void dequantize_row(const WeightView& w, int64_t r, float* out);
 

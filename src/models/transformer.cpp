@@ -53,6 +53,13 @@ Transformer::Transformer(const LoadedModel& m, int max_batch, ThreadPool& pool, 
   pos_.resize(B);
   rows_.resize(B);
   kvs_.resize(B);
+  // Unpacked matrices (F32/F16/BF16, types without packed kernels) go through per-thread
+  // scratch: grown here on every thread, not by whichever thread first gets such a task.
+  int64_t unpacked_cols = m.output.packed ? 0 : m.output.cols;
+  for (const LayerWeights& L : m.layers)
+    for (const kernels::WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down})
+      if (!w->packed) unpacked_cols = std::max(unpacked_cols, w->cols);
+  kernels::reserve_matmul_scratch(unpacked_cols, pool);
 }
 
 void Transformer::fill_rope(RopeTable& r, const Batch& b) {
