@@ -8,7 +8,9 @@
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
+#include "cli/calibration.hpp"
 #include "cli/common.hpp"
+#include "quant/hessian_collector.hpp"
 #include "quant/model_source.hpp"
 #include "quant/quantize_model.hpp"
 
@@ -16,8 +18,9 @@ namespace minnow::cli {
 namespace {
 
 struct Opts {
-  std::string in, out, type, imatrix;
-  int threads = 0;
+  std::string in, out, type, imatrix, gptq;
+  int threads = 0, ctx = 512, gptq_chunks = 32;
+  double gptq_damp = 0.01;
   bool pure = false;
   std::vector<std::string> overrides;
 };
@@ -68,6 +71,27 @@ void run(const Opts& o) {
                  imatrix->chunk_count, imatrix->chunk_size);
   }
   ThreadPool pool(o.threads);
+  std::optional<quant::GptqOptions> gptq;
+  if (!o.gptq.empty()) {
+    if (imatrix) throw Error("quantize: --gptq gathers its own importance from the calibration text: drop --imatrix");
+    gptq.emplace();
+    gptq->damp = o.gptq_damp;
+    {
+      auto model = load_model_or_throw(o.in);
+      quant::HessianCollector collector(model->impl(), pool);
+      run_calibration(model->impl(), o.gptq, o.ctx, o.gptq_chunks, pool, collector, "quantize --gptq");
+      gptq->moments = collector.take();
+    }
+    // The diagonals are the importance every block's scales are chosen with.
+    imatrix.emplace();
+    for (const auto& [name, m] : gptq->moments) {
+      quant::ImatrixEntry e{{}, {1.0f}};
+      if (m->h.size() == static_cast<size_t>(m->n)) e.sum2 = m->h;
+      else
+        for (int64_t i = 0; i < m->n; ++i) e.sum2.push_back(m->h[static_cast<size_t>(i * m->n + i)]);
+      imatrix->entries[name] = std::move(e);
+    }
+  }
   ProgressLine line;
   quant::QuantizeCallbacks cb;
   cb.progress = [&](const quant::Progress& p) { line.update(p); };
@@ -76,7 +100,7 @@ void run(const Opts& o) {
                src->tensors.size(), o.out.c_str(), target->name.c_str(), pool.size());
   quant::QuantizeReport r;
   try {
-    r = quant::quantize_model(*src, plan, o.out, pool, cb, imatrix ? &*imatrix : nullptr);
+    r = quant::quantize_model(*src, plan, o.out, pool, cb, imatrix ? &*imatrix : nullptr, gptq ? &*gptq : nullptr);
   } catch (...) {
     line.end_line();
     throw;
@@ -117,6 +141,7 @@ void register_quantize(CLI::App& app) {
       "  minnow quantize models/SmolLM2-135M-Instruct.Q4_1.gguf /tmp/smol.Q8_0.gguf --type Q8_0\n"
       "  minnow quantize path/to/hf-checkpoint-dir model.Q4_K_M.gguf --type Q4_K_M -t 8\n"
       "  minnow quantize in.gguf out.gguf --type Q4_0 --imatrix smol.imatrix.gguf\n"
+      "  minnow quantize in.gguf out.gguf --type Q4_K_M --gptq calibration.txt --gptq-chunks 32\n"
       "  minnow quantize in.gguf out.gguf --type Q4_K --override 'blk.*.attn_v.weight=Q8_0' --override '/ffn_down/=Q6_K'");
   cmd->add_option("IN", o->in, "Input: a GGUF file or a Hugging Face checkpoint directory")->required();
   cmd->add_option("OUT", o->out, "Output GGUF file (replaced if it exists)")->required();
@@ -125,6 +150,15 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--imatrix", o->imatrix,
                   "Importance matrix (minnow imatrix or llama-imatrix, GGUF or legacy .dat): every quantized type "
                   "then minimizes the activation-weighted rounding error");
+  cmd->add_option("--gptq", o->gptq,
+                  "Calibration text for GPTQ: the model runs over it first, then each matrix is rounded column by "
+                  "column with the errors carried onto later columns (the output error on that text is minimized; "
+                  "implies an importance matrix from the same text)");
+  cmd->add_option("--gptq-chunks", o->gptq_chunks, "Chunks of the calibration text for --gptq (default: 32)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-c,--ctx", o->ctx, "Tokens per calibration chunk (default: 512)")->check(CLI::Range(8, 1 << 20));
+  cmd->add_option("--gptq-damp", o->gptq_damp, "GPTQ damping, a fraction of the mean diagonal (default: 0.01)")
+      ->check(CLI::Range(1e-6, 10.0));
   cmd->add_flag("--pure", o->pure, "Every matrix at --type: no recipe table, no higher-bit output head");
   cmd->add_option("--override", o->overrides,
                   "PATTERN=TYPE for the tensors whose name matches: a glob ('blk.*.attn_v.weight') or /regex/; "

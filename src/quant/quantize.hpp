@@ -19,4 +19,13 @@ bool can_quantize(DType t);
 // nullptr for none. Throws Error on a NaN or infinite input, or a type it cannot write.
 void quantize_row(DType t, const float* x, int64_t n, void* dst, const float* importance = nullptr);
 
+// GPTQ (Frantar et al., 2022, "GPTQ: Accurate Post-Training Quantization for Generative
+// Pre-trained Transformers"): block by block in column order, each block's scales chosen
+// from its current values (with importance), then each value rounded against them and its
+// error carried onto the later columns through u, the n x n upper Cholesky factor of the
+// inverse of the matmul input's second-moment matrix (quant/gptq.hpp). What is kept small
+// is then the error of the matmul's outputs on the calibration inputs, not each weight's.
+// x is overwritten. Throws as quantize_row.
+void quantize_row_gptq(DType t, float* x, int64_t n, void* dst, const float* importance, const float* u);
+
 }  // namespace minnow

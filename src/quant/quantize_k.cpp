@@ -183,6 +183,34 @@ void quantize_symmetric_super_block(const float* x, const float* imp, SymmetricS
   }
 }
 
+// Each 32 bytes of codes hold sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles); Q5_K's
+// bits 2j and 2j + 1 of qh[l] are their fifth bits.
+void pack_q45_k_codes(const uint8_t* q, uint8_t* dst, bool five_bits) {
+  uint8_t* qs = dst + (five_bits ? 48 : 16);
+  if (five_bits) std::memset(dst + 16, 0, 32);
+  for (int j = 0; j < 4; ++j)
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t lo = q[64 * j + l], hi = q[64 * j + 32 + l];
+      qs[32 * j + l] = static_cast<uint8_t>((lo & 0xf) | ((hi & 0xf) << 4));
+      if (five_bits) dst[16 + l] |= static_cast<uint8_t>(((lo >> 4) << (2 * j)) | ((hi >> 4) << (2 * j + 1)));
+    }
+}
+
+// Layout (tensor/dtype.cpp deq_q6_k): ql[128] low nibbles, qh[64] high 2-bit pairs; each
+// half of 128 values spreads over 64 ql and 32 qh bytes. q: codes - 32, in [-32, 31].
+void pack_q6_k_codes(const int8_t* q, uint8_t* dst) {
+  uint8_t* ql = dst;
+  uint8_t* qh = dst + 128;
+  for (int h = 0; h < 2; ++h)
+    for (int l = 0; l < 32; ++l) {
+      const int base = 128 * h + l;
+      const int q1 = q[base] + 32, q2 = q[base + 32] + 32, q3 = q[base + 64] + 32, q4 = q[base + 96] + 32;
+      ql[64 * h + l] = static_cast<uint8_t>((q1 & 0xf) | ((q3 & 0xf) << 4));
+      ql[64 * h + l + 32] = static_cast<uint8_t>((q2 & 0xf) | ((q4 & 0xf) << 4));
+      qh[32 * h + l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
+    }
+}
+
 void quantize_q45_k(const float* x, uint8_t* dst, int64_t nb, const float* imp, bool five_bits) {
   const int qmax = five_bits ? 31 : 15;
   const int64_t bytes = five_bits ? 176 : 144;
@@ -192,16 +220,7 @@ void quantize_q45_k(const float* x, uint8_t* dst, int64_t nb, const float* imp, 
     put_f16(dst, b.d);
     put_f16(dst + 2, b.dmin);
     pack_scale_mins(b.sc, b.mn, dst + 4);
-    uint8_t* qs = dst + (five_bits ? 48 : 16);
-    if (five_bits) std::memset(dst + 16, 0, 32);
-    // Each 32 bytes hold sub-blocks 2j (low nibbles) and 2j + 1 (high nibbles); Q5_K's
-    // bits 2j and 2j + 1 of qh[l] are their fifth bits.
-    for (int j = 0; j < 4; ++j)
-      for (int l = 0; l < 32; ++l) {
-        const uint8_t lo = b.q[64 * j + l], hi = b.q[64 * j + 32 + l];
-        qs[32 * j + l] = static_cast<uint8_t>((lo & 0xf) | ((hi & 0xf) << 4));
-        if (five_bits) dst[16 + l] |= static_cast<uint8_t>(((lo >> 4) << (2 * j)) | ((hi >> 4) << (2 * j + 1)));
-      }
+    pack_q45_k_codes(b.q, dst, five_bits);
   }
 }
 
@@ -210,25 +229,31 @@ void quantize_q45_k(const float* x, uint8_t* dst, int64_t nb, const float* imp, 
 void quantize_q4_k(const float* x, uint8_t* dst, int64_t nb, const float* imp) { quantize_q45_k(x, dst, nb, imp, false); }
 void quantize_q5_k(const float* x, uint8_t* dst, int64_t nb, const float* imp) { quantize_q45_k(x, dst, nb, imp, true); }
 
-// Layout (tensor/dtype.cpp deq_q6_k): ql[128] low nibbles, qh[64] high 2-bit pairs,
-// 16 int8 scales, f16 d; each half of 128 values spreads over 64 ql and 32 qh bytes.
+// 16 int8 scales at byte 192, f16 d at 208, after the codes.
 void quantize_q6_k(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
   for (int64_t i = 0; i < nb; ++i, x += QK_K, dst += 210, imp = imp ? imp + QK_K : nullptr) {
     SymmetricSuperBlock b;
     quantize_symmetric_super_block(x, imp, b);
-    uint8_t* ql = dst;
-    uint8_t* qh = dst + 128;
     std::memcpy(dst + 192, b.sc, 16);
     put_f16(dst + 208, b.d);
-    for (int h = 0; h < 2; ++h)
-      for (int l = 0; l < 32; ++l) {
-        const int base = 128 * h + l;
-        const int q1 = b.q[base] + 32, q2 = b.q[base + 32] + 32, q3 = b.q[base + 64] + 32, q4 = b.q[base + 96] + 32;
-        ql[64 * h + l] = static_cast<uint8_t>((q1 & 0xf) | ((q3 & 0xf) << 4));
-        ql[64 * h + l + 32] = static_cast<uint8_t>((q2 & 0xf) | ((q4 & 0xf) << 4));
-        qh[32 * h + l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
-      }
+    pack_q6_k_codes(b.q, dst);
   }
+}
+
+void set_codes_q4_k(uint8_t* block, const int* codes) {
+  uint8_t q[QK_K];
+  for (int j = 0; j < QK_K; ++j) q[j] = static_cast<uint8_t>(codes[j]);
+  pack_q45_k_codes(q, block, false);
+}
+void set_codes_q5_k(uint8_t* block, const int* codes) {
+  uint8_t q[QK_K];
+  for (int j = 0; j < QK_K; ++j) q[j] = static_cast<uint8_t>(codes[j]);
+  pack_q45_k_codes(q, block, true);
+}
+void set_codes_q6_k(uint8_t* block, const int* codes) {
+  int8_t q[QK_K];
+  for (int j = 0; j < QK_K; ++j) q[j] = static_cast<int8_t>(codes[j] - 32);
+  pack_q6_k_codes(q, block);
 }
 
 }  // namespace minnow::quant

@@ -98,6 +98,33 @@ void searched_affine(const float* x, const float* imp, int levels, uint8_t* q, f
 
 }  // namespace
 
+// Codes of the layout's own range: unsigned, and for Q8_0 signed bytes.
+void set_codes_q4_0(uint8_t* block, const int* codes) {
+  uint8_t q[QK];
+  for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(codes[j]);
+  pack_nibbles(q, block + 2);
+}
+void set_codes_q4_1(uint8_t* block, const int* codes) {
+  uint8_t q[QK];
+  for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(codes[j]);
+  pack_nibbles(q, block + 4);
+}
+void set_codes_q5_0(uint8_t* block, const int* codes) {
+  uint8_t q[QK];
+  for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(codes[j]);
+  pack_high_bits(q, block + 2);
+  pack_nibbles(q, block + 6);
+}
+void set_codes_q5_1(uint8_t* block, const int* codes) {
+  uint8_t q[QK];
+  for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(codes[j]);
+  pack_high_bits(q, block + 4);
+  pack_nibbles(q, block + 8);
+}
+void set_codes_q8_0(uint8_t* block, const int* codes) {
+  for (int j = 0; j < QK; ++j) block[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(codes[j]));
+}
+
 void quantize_q4_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
   for (int64_t i = 0; i < nb; ++i, x += QK, dst += 18, imp = imp ? imp + QK : nullptr) {
     uint8_t q[QK];

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "formats/gguf_writer.hpp"
+#include "quant/gptq.hpp"
 #include "quant/imatrix_match.hpp"
 #include "quant/quantize.hpp"
 
@@ -24,7 +25,7 @@ int64_t rows_per_task(int64_t row_len, int64_t rows, int threads) {
 }  // namespace
 
 QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const std::string& out, ThreadPool& pool,
-                              const QuantizeCallbacks& cb, const Imatrix* imatrix) {
+                              const QuantizeCallbacks& cb, const Imatrix* imatrix, const GptqOptions* gptq) {
   const auto start = std::chrono::steady_clock::now();
   QuantizeReport report;
   GgufWriter w(out);
@@ -59,6 +60,31 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
   }
   w.begin_data();
 
+  // GPTQ factors, one per shared input, made when its first matrix comes and dropped after
+  // its last (Q, K and V share one; so do gate and up).
+  std::map<const SecondMoments*, int> uses;
+  std::map<const SecondMoments*, std::vector<float>> factors;
+  const auto moments_of = [&](const SourceTensor& t, DType type) -> const SecondMoments* {
+    if (!gptq || dtype_traits(type).block_size == 1 || t.dims.size() != 2) return nullptr;
+    auto it = gptq->moments.find(t.name);
+    if (it == gptq->moments.end() || it->second->n != t.dims[0] ||
+        it->second->h.size() != static_cast<size_t>(t.dims[0] * t.dims[0]))
+      return nullptr;
+    return it->second.get();
+  };
+  for (size_t ti = 0; ti < src.tensors.size(); ++ti)
+    if (const SecondMoments* m = moments_of(src.tensors[ti], types[ti])) uses[m]++;
+  const auto gptq_factor_for = [&](const SourceTensor& t, DType type, int64_t n) -> const float* {
+    const SecondMoments* m = moments_of(t, type);
+    if (!m) return nullptr;
+    for (auto it = factors.begin(); it != factors.end();)  // those whose matrices are all done
+      it = uses[it->first] == 0 ? factors.erase(it) : std::next(it);
+    auto [it, fresh] = factors.try_emplace(m);
+    if (fresh) it->second = gptq_factor(m->h, n, gptq->damp, pool);
+    uses[m]--;
+    return it->second.data();
+  };
+
   std::vector<uint8_t> buffer;
   std::vector<std::vector<float>> rows(static_cast<size_t>(pool.size()));
   Progress p;
@@ -69,6 +95,7 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
     const DType type = types[ti];
     const float* imp = importance[ti].empty() ? nullptr : importance[ti].data();
     const int64_t row_len = t.dims[0], n_rows = t.rows();
+    const float* u = gptq_factor_for(t, type, row_len);
     const uint64_t row_bytes = *dtype_bytes(type, static_cast<uint64_t>(row_len));
     buffer.resize(w.tensor_bytes(ti));
     for (auto& r : rows) r.resize(static_cast<size_t>(row_len));
@@ -84,7 +111,9 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
       for (int64_t r = task * per_task; r < end; ++r) {
         try {
           t.read_row(r, row);
-          quantize_row(type, row, row_len, buffer.data() + static_cast<uint64_t>(r) * row_bytes, imp);
+          uint8_t* dst = buffer.data() + static_cast<uint64_t>(r) * row_bytes;
+          if (u) quantize_row_gptq(type, row, row_len, dst, imp, u);
+          else quantize_row(type, row, row_len, dst, imp);
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (r < error_row) {

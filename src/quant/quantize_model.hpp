@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/thread_pool.hpp"
+#include "quant/hessian_collector.hpp"
 #include "quant/imatrix.hpp"
 #include "quant/model_source.hpp"
 #include "quant/recipe.hpp"
@@ -37,7 +38,15 @@ struct QuantizeCallbacks {
 // imatrix (optional): each tensor's rounding error is weighted by its entry's mean squared
 // activations. An entry naming no tensor of the source, or of another row length, is an
 // Error; a quantized matrix without an entry is quantized unweighted, and cb.note says so.
+// gptq (optional): per weight name, its input's second moments (HessianCollector); the
+// matrices with an n x n entry are quantized by GPTQ (quantize_row_gptq), with importance
+// from the imatrix as given (make it from the same moments' diagonals).
+struct GptqOptions {
+  std::map<std::string, std::shared_ptr<SecondMoments>> moments;
+  double damp = 0.01;  // of the mean diagonal, added to the diagonal
+};
 QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const std::string& out, ThreadPool& pool,
-                              const QuantizeCallbacks& cb, const Imatrix* imatrix = nullptr);
+                              const QuantizeCallbacks& cb, const Imatrix* imatrix = nullptr,
+                              const GptqOptions* gptq = nullptr);
 
 }  // namespace minnow::quant
