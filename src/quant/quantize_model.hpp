@@ -43,7 +43,7 @@ struct QuantizeCallbacks {
 // from the imatrix as given (make it from the same moments' diagonals).
 struct GptqOptions {
   std::map<std::string, std::shared_ptr<SecondMoments>> moments;
-  double damp = 0.01;  // of the mean diagonal, added to the diagonal
+  double damp = 0.1;  // of the mean diagonal, added to the diagonal
 };
 QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const std::string& out, ThreadPool& pool,
                               const QuantizeCallbacks& cb, const Imatrix* imatrix = nullptr,
