@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -74,6 +75,10 @@ void run(const Opts& o) {
   std::optional<quant::GptqOptions> gptq;
   if (!o.gptq.empty()) {
     if (imatrix) throw Error("quantize: --gptq gathers its own importance from the calibration text: drop --imatrix");
+    // Checked before minutes of calibration rather than when the writer opens OUT.tmp.
+    const std::filesystem::path dir = std::filesystem::path(o.out).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+      throw Error("quantize: the output's folder '" + dir.string() + "' does not exist");
     gptq.emplace();
     gptq->damp = o.gptq_damp;
     {
@@ -84,13 +89,7 @@ void run(const Opts& o) {
     }
     // The diagonals are the importance every block's scales are chosen with.
     imatrix.emplace();
-    for (const auto& [name, m] : gptq->moments) {
-      quant::ImatrixEntry e{{}, {1.0f}};
-      if (m->h.size() == static_cast<size_t>(m->n)) e.sum2 = m->h;
-      else
-        for (int64_t i = 0; i < m->n; ++i) e.sum2.push_back(m->h[static_cast<size_t>(i * m->n + i)]);
-      imatrix->entries[name] = std::move(e);
-    }
+    for (const auto& [name, m] : gptq->moments) imatrix->entries[name] = {m->diag, {1.0f}};
   }
   ProgressLine line;
   quant::QuantizeCallbacks cb;

@@ -1,6 +1,6 @@
 // The MatmulObserver behind `minnow quantize --gptq`: for every matmul input (Q, K and V
-// share one, as do gate and up), the sum of x x^T over the calibration tokens, and for the
-// output head only the diagonal (an importance vector as minnow imatrix gives).
+// share one, as do gate and up), the sum of x x^T over the calibration tokens; for the output
+// head only its diagonal (an importance vector, as minnow imatrix gives).
 #pragma once
 #include <map>
 #include <memory>
@@ -10,37 +10,39 @@
 #include "base/thread_pool.hpp"
 #include "models/matmul_observer.hpp"
 #include "models/model.hpp"
+#include "quant/matmul_sites.hpp"
 
 namespace minnow::quant {
 
-// One input's second moments: h = mean of x x^T over `rows` tokens, n x n row-major.
+// One input's second moments over `rows` tokens: h = mean of x x^T (n x n, row-major;
+// empty for the head) and its diagonal, the mean squared activation of each column.
 struct SecondMoments {
   int64_t n = 0, rows = 0;
-  std::vector<float> h;
+  std::vector<float> h, diag;
 };
 
 // h (cols x cols, row-major) += x^T x over the rows of x, upper triangle (j >= i) only.
-// scratch: reused between calls.
+// scratch: reused between calls. Runs parallel loops on pool.
 void add_second_moments(const float* x, int rows, int64_t cols, float* h, std::vector<float>& scratch, ThreadPool& pool);
 
 class HessianCollector : public MatmulObserver {
  public:
+  // observe() runs parallel loops on pool: the forward pass calls it between its own.
   HessianCollector(const LoadedModel& m, ThreadPool& pool);
   void observe(int layer, MatmulSite site, const float* x, int rows, int64_t cols) override;
-  // Per weight name (the matrices sharing an input share one object), normalized to means.
-  // The head's entry holds only its diagonal in h (n values). Ends the collection.
+  // Per weight name (the matrices sharing an input share one object), as means. Ends the
+  // collection.
   std::map<std::string, std::shared_ptr<SecondMoments>> take();
 
  private:
-  struct Site {
-    std::vector<std::string> names;
-    std::shared_ptr<SecondMoments> m;
-    std::vector<double> diag;  // the head: squared sums only
+  struct Sums {
+    std::shared_ptr<SecondMoments> m;  // h summed (upper triangle) until take()
+    std::vector<double> diag;          // the head's squared sums
   };
   ThreadPool& pool_;
-  std::vector<Site> sites_;
-  std::vector<float> xt_;  // the input transposed: one column per row, contiguous
-  int n_layers_;
+  MatmulSites sites_;
+  std::vector<Sums> sums_;  // per site
+  std::vector<float> xt_;   // add_second_moments' scratch
 };
 
 }  // namespace minnow::quant

@@ -7,6 +7,7 @@
 #include "models/matmul_observer.hpp"
 #include "models/model.hpp"
 #include "quant/imatrix.hpp"
+#include "quant/matmul_sites.hpp"
 
 namespace minnow::quant {
 
@@ -22,11 +23,8 @@ class ImatrixCollector : public MatmulObserver {
     std::vector<double> sum2;  // double: millions of tokens summed in f32 would lose the small ones
     int64_t rows = 0;
   };
-  Sums& sums(int layer, MatmulSite site, int64_t cols);
-  // Per layer and site (Output: one more layer), with the weight names each stands for.
-  std::vector<Sums> sums_;
-  std::vector<std::vector<std::string>> names_;
-  int n_layers_;
+  MatmulSites sites_;
+  std::vector<Sums> sums_;  // per site
 };
 
 }  // namespace minnow::quant

@@ -67,9 +67,7 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
   const auto moments_of = [&](const SourceTensor& t, DType type) -> const SecondMoments* {
     if (!gptq || dtype_traits(type).block_size == 1 || t.dims.size() != 2) return nullptr;
     auto it = gptq->moments.find(t.name);
-    if (it == gptq->moments.end() || it->second->n != t.dims[0] ||
-        it->second->h.size() != static_cast<size_t>(t.dims[0] * t.dims[0]))
-      return nullptr;
+    if (it == gptq->moments.end() || it->second->h.empty() || it->second->n != t.dims[0]) return nullptr;
     return it->second.get();
   };
   for (size_t ti = 0; ti < src.tensors.size(); ++ti)
@@ -80,7 +78,13 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
     for (auto it = factors.begin(); it != factors.end();)  // those whose matrices are all done
       it = uses[it->first] == 0 ? factors.erase(it) : std::next(it);
     auto [it, fresh] = factors.try_emplace(m);
-    if (fresh) it->second = gptq_factor(m->h, n, gptq->damp, pool);
+    if (fresh) {
+      try {
+        it->second = gptq_factor(m->h, n, gptq->damp, pool);
+      } catch (const Error& e) {
+        throw Error("quantize: tensor '" + t.name + "': " + e.what());
+      }
+    }
     uses[m]--;
     return it->second.data();
   };

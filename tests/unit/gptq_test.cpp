@@ -1,6 +1,6 @@
 // GPTQ (quant/gptq, quantize_row_gptq, quant/hessian_collector): the factor against its
 // definition, the output error against plain rounding on correlated inputs for every type,
-// the collector's sums against a direct sum.
+// the moments against a direct sum, and the collector's means, shared inputs and head.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "quant/gptq.hpp"
+#include "models/model.hpp"
 #include "quant/hessian_collector.hpp"
 #include "quant/quantize.hpp"
 #include "tensor/dtype.hpp"
@@ -140,4 +141,31 @@ TEST(Gptq, SecondMomentsEqualADirectSum) {
               << cols << "x" << rows << " at " << i << "," << j;
     }
   }
+}
+
+TEST(Gptq, CollectorKeepsMeansPerSharedInputAndTheHeadsDiagonal) {
+  ThreadPool pool(2);
+  LoadedModel m;
+  m.config.n_layers = 2;
+  const uint8_t a = 0;
+  m.token_embd.data = m.output.data = &a;  // tied: the head is token_embd.weight
+  HessianCollector c(m, pool);
+  const float x[] = {1, 2, 3, -1, -2, -3};  // 2 rows x 3 columns
+  c.observe(0, MatmulSite::FfnGateUp, x, 2, 3);
+  c.observe(0, MatmulSite::FfnGateUp, x, 1, 3);
+  c.observe(-1, MatmulSite::Output, x, 2, 3);
+  const auto r = c.take();
+  ASSERT_EQ(r.size(), 3u);  // gate and up of layer 0, and the head
+  const SecondMoments& g = *r.at("blk.0.ffn_gate.weight");
+  EXPECT_EQ(r.at("blk.0.ffn_up.weight").get(), &g);  // one object for the shared input
+  EXPECT_EQ(g.rows, 3);
+  // Three rows: (1,2,3) twice and (-1,-2,-3) once; x x^T is the same for both signs.
+  const std::vector<float> want = {1, 2, 3, 2, 4, 6, 3, 6, 9};
+  ASSERT_EQ(g.h.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(g.h[i], want[i]) << i;
+  EXPECT_EQ(g.diag, (std::vector<float>{1, 4, 9}));
+  const SecondMoments& head = *r.at("token_embd.weight");
+  EXPECT_TRUE(head.h.empty());
+  EXPECT_EQ(head.diag, (std::vector<float>{1, 4, 9}));
+  EXPECT_TRUE(c.take().empty());  // taken once
 }
