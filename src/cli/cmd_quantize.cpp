@@ -149,16 +149,21 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--imatrix", o->imatrix,
                   "Importance matrix (minnow imatrix or llama-imatrix, GGUF or legacy .dat): every quantized type "
                   "then minimizes the activation-weighted rounding error");
-  cmd->add_option("--gptq", o->gptq,
+  auto* gptq = cmd->add_option("--gptq", o->gptq,
                   "Calibration text for GPTQ: the model runs over it first, then each matrix is rounded column by "
                   "column with the errors carried onto later columns (the output error on that text is minimized; "
                   "implies an importance matrix from the same text)");
+  // Calibration settings mean nothing without --gptq: refused rather than ignored.
   cmd->add_option("--gptq-chunks", o->gptq_chunks, "Chunks of the calibration text for --gptq (default: 32)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("-c,--ctx", o->ctx, "Tokens per calibration chunk (default: 512)")->check(CLI::Range(8, 1 << 20));
+      ->check(CLI::PositiveNumber)
+      ->needs(gptq);
+  cmd->add_option("-c,--ctx", o->ctx, "Tokens per calibration chunk (default: 512)")
+      ->check(CLI::Range(8, 1 << 20))
+      ->needs(gptq);
   cmd->add_option("--gptq-damp", o->gptq_damp, "GPTQ damping, a fraction of the mean diagonal added to it "
                   "(default: 0.1; the paper's 0.01 measured worse here)")
-      ->check(CLI::Range(1e-6, 10.0));
+      ->check(CLI::Range(1e-6, 10.0))
+      ->needs(gptq);
   cmd->add_flag("--pure", o->pure, "Every matrix at --type: no recipe table, no higher-bit output head");
   cmd->add_option("--override", o->overrides,
                   "PATTERN=TYPE for the tensors whose name matches: a glob ('blk.*.attn_v.weight') or /regex/; "

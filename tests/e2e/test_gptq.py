@@ -1,7 +1,7 @@
 """minnow quantize --gptq: the calibration runs, the matrices are quantized by GPTQ, the
 result is a GGUF the gguf package reads and minnow runs; --gptq with --imatrix, a missing
-text, one too short for a chunk and an output folder that does not exist fail in one line
-with no file left behind."""
+text, one too short for a chunk, an output folder that does not exist and a calibration flag
+without --gptq fail in one line with no file left behind."""
 import pathlib
 import subprocess
 
@@ -55,4 +55,5 @@ def test_gptq_refusals(tmp_path):
     short.write_text("Too short.")
     assert "fewer than one chunk" in one_error(minnow("quantize", TINY, out, "--type", "Q8_0", "--gptq", short, "-c", 32))
     assert "does not exist" in one_error(minnow("quantize", TINY, tmp_path / "no" / "x.gguf", "--type", "Q8_0", "--gptq", text))
+    assert "--gptq" in one_error(minnow("quantize", TINY, out, "--type", "Q8_0", "--gptq-chunks", 4))
     assert not out.exists() and not pathlib.Path(str(out) + ".tmp").exists()
