@@ -5,6 +5,7 @@ import _thread
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import threading
@@ -164,7 +165,17 @@ def interrupt_after(seconds):
     return t
 
 
-def test_keyboard_interrupt_stops_generation(model, greedy):
+@pytest.fixture
+def sigint_handled():
+    # A process started with SIGINT ignored (a background job of a non-interactive shell, as a
+    # CI runner may start it) gets no KeyboardInterrupt handler from Python, and then
+    # interrupt_main does nothing: install Python's own for the test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_keyboard_interrupt_stops_generation(model, greedy, sigint_handled):
     t0 = time.monotonic()
     timer = interrupt_after(0.5)
     with pytest.raises(KeyboardInterrupt):
