@@ -41,11 +41,7 @@ const std::vector<Preset>& presets() {
 struct PreTokenizer::Regex {
   PreSplit::Behavior behavior;
   pcre2_code* code = nullptr;
-  pcre2_match_data* match = nullptr;
-  ~Regex() {
-    pcre2_match_data_free(match);
-    pcre2_code_free(code);
-  }
+  ~Regex() { pcre2_code_free(code); }
 };
 
 std::vector<PreSplit> PreTokenizer::preset(std::string_view name) {
@@ -75,7 +71,6 @@ PreTokenizer::PreTokenizer(const std::vector<PreSplit>& splits) {
                   ": " + reinterpret_cast<const char*>(msg));
     }
     pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);  // optional speed-up; falls back silently
-    r->match = pcre2_match_data_create_from_pattern(r->code, nullptr);
     regexes_.push_back(std::move(r));
   }
 }
@@ -123,7 +118,11 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string_view>& o
   std::vector<std::string_view> cur{text}, next;
   for (const auto& r : regexes_) {
     next.clear();
-    for (auto piece : cur) split_one(r->code, r->match, r->behavior, piece, next);
+    // Match data per call, not per regex: one tokenizer serves many threads (the server's).
+    std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
+        pcre2_match_data_create_from_pattern(r->code, nullptr), pcre2_match_data_free);
+    if (!md) throw Error("tokenizer: out of memory for a regex match");
+    for (auto piece : cur) split_one(r->code, md.get(), r->behavior, piece, next);
     std::swap(cur, next);
   }
   out.insert(out.end(), cur.begin(), cur.end());

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/error.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -48,7 +49,34 @@ void check_parity(const std::string& name) {
   EXPECT_GE(golden.size(), 2000u);
 }
 
+// One tokenizer serves every request thread of the server: encoding concurrently
+// must give each thread the ids it gets alone (regex match state is per call).
+void check_concurrent(const std::string& name) {
+  const std::string tok_path = kData + name + "/tokenizer.json";
+  if (!std::filesystem::exists(tok_path)) GTEST_SKIP() << "no tokenizer data at " << tok_path;
+  std::ifstream in(kRoot + "/tests/reference/golden/tokenizers/" + name + ".json");
+  ASSERT_TRUE(in) << "missing golden file for " << name;
+  const auto golden = nlohmann::json::parse(in);
+  auto tok = minnow::tokenizer_from_hf_json(tok_path);
+  constexpr int kThreads = 4;
+  std::vector<size_t> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round)
+        for (size_t i = static_cast<size_t>(t); i < golden.size() + static_cast<size_t>(t); ++i) {
+          const auto& row = golden[i % golden.size()];
+          if (tok->encode(row.at("text").get<std::string>(), true) != row.at("ids").get<std::vector<int32_t>>())
+            ++wrong[static_cast<size_t>(t)];
+        }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[static_cast<size_t>(t)], 0u) << "thread " << t;
+}
+
 }  // namespace
+
+TEST(TokenizerHfParity, ConcurrentEncodeQwen3) { check_concurrent("qwen3"); }
 
 TEST(TokenizerHfParity, Qwen3) { check_parity("qwen3"); }
 TEST(TokenizerHfParity, Llama3) { check_parity("llama3"); }
