@@ -31,7 +31,7 @@ CACHE = ROOT / ".cache" / "llama.cpp" / LLAMA_CPP_PYTHON_VERSION
 SRC = CACHE / "sdist" / "vendor" / "llama.cpp"
 BUILD = CACHE / "build"
 BIN = BUILD / "bin"
-TOOLS = ["llama-bench", "llama-quantize", "llama-perplexity"]
+TOOLS = ["llama-bench", "llama-quantize", "llama-perplexity", "llama-imatrix"]
 DEFAULT_MODEL = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 WIKITEXT = ROOT.parent / "shared" / "data" / "wikitext-2-raw" / "wiki.test.raw"
 RESULTS_MD = ROOT / "bench" / "compare" / "results.md"
@@ -80,7 +80,8 @@ def ensure_llama_cpp(jobs: int) -> None:
         top.rename(CACHE / "sdist")
         tmp.rmdir()
     for tool in TOOLS:
-        sub = {"llama-bench": "llama-bench", "llama-quantize": "quantize", "llama-perplexity": "perplexity"}[tool]
+        sub = {"llama-bench": "llama-bench", "llama-quantize": "quantize", "llama-perplexity": "perplexity",
+               "llama-imatrix": "imatrix"}[tool]
         if not (SRC / "tools" / sub).is_dir():
             sys.exit(f"this llama.cpp has no tools/{sub}: time llama.cpp through llama-cpp-python's API instead")
     log(f"building {', '.join(TOOLS)} with -j{jobs} (CPU only, GGML_NATIVE=ON) into {BUILD}")

@@ -11,9 +11,9 @@ namespace {
 
 constexpr int kMaxArrayDepth = 8;
 constexpr uint32_t kMaxDims = 4;
-// Each parsed metadata value costs sizeof(GgufValue) (80 bytes) however few bytes encode it, so
-// without a cap a large file with a huge u8 array would make us allocate 80x its size. Real
-// models need ~1M values (4 tokenizer arrays of a 262k vocabulary); this allows 4x that.
+// A decoded metadata value costs sizeof(GgufValue) however few bytes encode it, so without a
+// cap a file with a huge u8 array would make elements() allocate ~80x its size. Real models
+// need ~1M values (4 tokenizer arrays of a 262k vocabulary); this allows 4x that.
 constexpr uint64_t kMaxMetadataValues = uint64_t{1} << 22;
 
 [[noreturn]] void fail(const std::string& msg) { throw Error("gguf: " + msg); }
@@ -24,6 +24,11 @@ class Cursor {
   Cursor(const uint8_t* p, size_t n) : p_(p), n_(n) {}
   size_t pos() const { return pos_; }
   size_t remaining() const { return n_ - pos_; }
+  const uint8_t* here() const { return p_ + pos_; }
+  void skip(size_t n, const char* what) {
+    if (remaining() < n) fail(std::string("file truncated while reading ") + what + " at offset " + std::to_string(pos_));
+    pos_ += n;
+  }
 
   template <typename T>
   T read(const char* what) {
@@ -64,6 +69,17 @@ uint64_t min_encoded_size(GgufType t) {
   return 1;
 }
 
+// Bytes per element of the types that need no per-element check (0: the others).
+size_t fixed_size(GgufType t) {
+  switch (t) {
+    case GgufType::U8: case GgufType::I8: return 1;
+    case GgufType::U16: case GgufType::I16: return 2;
+    case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
+    case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
+    default: return 0;
+  }
+}
+
 bool valid_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufType::F64); }
 
 // `budget` is how many more metadata values the file may hold (see kMaxMetadataValues).
@@ -102,8 +118,15 @@ GgufValue read_value(Cursor& c, GgufType type, const std::string& key, int depth
         fail("key '" + key + "': array count " + std::to_string(count) + " exceeds the limit of " +
              std::to_string(kMaxMetadataValues) + " metadata values per file");
       budget -= count;
-      v.arr.reserve(count);
-      for (uint64_t k = 0; k < count; ++k) v.arr.push_back(read_value(c, v.elem_type, key, depth + 1, budget));
+      v.count = count;
+      const uint8_t* begin = c.here();
+      if (const size_t fixed = fixed_size(v.elem_type)) {
+        c.skip(count * fixed, what);  // count * fixed <= remaining: checked above
+      } else {
+        // Strings, nested arrays and bools: walked element by element, each checked.
+        for (uint64_t k = 0; k < count; ++k) read_value(c, v.elem_type, key, depth + 1, budget);
+      }
+      v.bytes = std::string_view(reinterpret_cast<const char*>(begin), static_cast<size_t>(c.here() - begin));
       break;
     }
   }
@@ -141,6 +164,57 @@ std::optional<double> GgufValue::as_float() const {
   if (type == GgufType::F32 || type == GgufType::F64) return f;
   if (auto n = as_int()) return static_cast<double>(*n);
   return std::nullopt;
+}
+
+std::vector<GgufValue> GgufValue::elements() const {
+  std::vector<GgufValue> out;
+  if (type != GgufType::ARRAY) return out;
+  Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  uint64_t budget = kMaxMetadataValues;  // the file was parsed within it
+  const std::string key = "array element";
+  out.reserve(count);
+  for (uint64_t k = 0; k < count; ++k) out.push_back(read_value(c, elem_type, key, 1, budget));
+  return out;
+}
+
+std::vector<std::string_view> GgufValue::strings() const {
+  std::vector<std::string_view> out;
+  if (type != GgufType::ARRAY || elem_type != GgufType::STRING) return out;
+  Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  out.reserve(count);
+  for (uint64_t k = 0; k < count; ++k) out.push_back(c.read_string("array element"));
+  return out;
+}
+
+std::vector<int64_t> GgufValue::ints() const {
+  std::vector<int64_t> out;
+  if (type != GgufType::ARRAY || !fixed_size(elem_type) || elem_type == GgufType::F32 || elem_type == GgufType::F64)
+    return out;
+  Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  out.reserve(count);
+  for (uint64_t k = 0; k < count; ++k) {
+    switch (elem_type) {
+      case GgufType::U8: out.push_back(c.read<uint8_t>("array element")); break;
+      case GgufType::I8: out.push_back(c.read<int8_t>("array element")); break;
+      case GgufType::U16: out.push_back(c.read<uint16_t>("array element")); break;
+      case GgufType::I16: out.push_back(c.read<int16_t>("array element")); break;
+      case GgufType::U32: out.push_back(c.read<uint32_t>("array element")); break;
+      case GgufType::I32: out.push_back(c.read<int32_t>("array element")); break;
+      case GgufType::I64: out.push_back(c.read<int64_t>("array element")); break;
+      default: out.push_back(static_cast<int64_t>(c.read<uint64_t>("array element"))); break;  // U64: wraps above INT64_MAX
+    }
+  }
+  return out;
+}
+
+std::vector<double> GgufValue::floats() const {
+  std::vector<double> out;
+  if (type != GgufType::ARRAY || (elem_type != GgufType::F32 && elem_type != GgufType::F64)) return out;
+  Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  out.reserve(count);
+  for (uint64_t k = 0; k < count; ++k)
+    out.push_back(elem_type == GgufType::F32 ? c.read<float>("array element") : c.read<double>("array element"));
+  return out;
 }
 
 std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
@@ -295,14 +369,14 @@ std::optional<bool> GgufFile::get_bool(std::string_view key) const {
   return v->u != 0;
 }
 
-const std::vector<GgufValue>* GgufFile::get_array(std::string_view key, GgufType elem) const {
+const GgufValue* GgufFile::get_array(std::string_view key, GgufType elem) const {
   const GgufValue* v = find(key);
   if (!v) return nullptr;
   if (v->type != GgufType::ARRAY) wrong_type(key, *v, "array");
   if (v->elem_type != elem)
     fail("metadata '" + std::string(key) + "' is an array of " + gguf_type_name(v->elem_type) + ", expected " +
          gguf_type_name(elem));
-  return &v->arr;
+  return v;
 }
 
 }  // namespace minnow

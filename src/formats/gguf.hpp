@@ -27,13 +27,24 @@ struct GgufValue {
   int64_t i = 0;            // signed integers
   double f = 0;             // floats
   std::string_view str;     // STRING (points into the mapped file)
-  GgufType elem_type = GgufType::U8;  // ARRAY
-  std::vector<GgufValue> arr;         // ARRAY
+  // ARRAY: element type, count and the elements' encoded bytes (in the mapped file). The
+  // elements are checked when the file is parsed but decoded only when asked for: a 150k
+  // vocabulary's three arrays cost nothing until read.
+  GgufType elem_type = GgufType::U8;
+  uint64_t count = 0;
+  std::string_view bytes;
 
   bool is_integer() const;
   // Numeric value as int64 / double, or nullopt if not numeric or out of range.
   std::optional<int64_t> as_int() const;
   std::optional<double> as_float() const;
+
+  // ARRAY: its elements decoded. Empty for any other type; the typed forms also for
+  // elements of another type (strings(): STRING; ints(): an integer type; floats(): F32/F64).
+  std::vector<GgufValue> elements() const;
+  std::vector<std::string_view> strings() const;
+  std::vector<int64_t> ints() const;
+  std::vector<double> floats() const;
 };
 
 struct GgufTensor {
@@ -64,8 +75,7 @@ class GgufFile {
     if (map_) map_->drop_pages(p, n);
   }
 
-  // Frees the parsed metadata (a large vocabulary's arrays cost ~80 bytes a value, tens of
-  // MB) once a loader has read what it needs; tensors and the map stay.
+  // Frees the parsed metadata once a loader has read what it needs; tensors and the map stay.
   void release_metadata() { decltype(kv_)().swap(kv_); }
 
   const GgufValue* find(std::string_view key) const;
@@ -76,7 +86,8 @@ class GgufFile {
   std::optional<double> get_float(std::string_view key) const;
   std::optional<std::string_view> get_string(std::string_view key) const;
   std::optional<bool> get_bool(std::string_view key) const;
-  const std::vector<GgufValue>* get_array(std::string_view key, GgufType elem) const;
+  // The array value (decode it with strings(), ints(), ...); throws unless its elements are `elem`.
+  const GgufValue* get_array(std::string_view key, GgufType elem) const;
 
  private:
   GgufFile() = default;

@@ -44,12 +44,8 @@ void put_value(std::vector<uint8_t>& out, const GgufValue& v, const std::string&
     case GgufType::STRING: put_string(out, v.str); break;
     case GgufType::ARRAY:
       put<uint32_t>(out, static_cast<uint32_t>(v.elem_type));
-      put<uint64_t>(out, v.arr.size());
-      for (const GgufValue& e : v.arr) {
-        if (e.type != v.elem_type) fail("metadata '" + key + "': array element of type " + gguf_type_name(e.type) +
-                                        " in an array of " + gguf_type_name(v.elem_type));
-        put_value(out, e, key);
-      }
+      put<uint64_t>(out, v.count);
+      out.insert(out.end(), v.bytes.begin(), v.bytes.end());  // encoded as the source file has them
       break;
     default: fail("metadata '" + key + "' has an unknown type");
   }

@@ -39,7 +39,7 @@ Imatrix read_gguf(const std::string& path) {
   }
   if (m.entries.empty()) throw Error("imatrix: '" + path + "' has no <name>.in_sum2 tensors");
   if (const auto* a = f->get_array("imatrix.datasets", GgufType::STRING))
-    for (const GgufValue& v : *a) m.datasets.emplace_back(v.str);
+    for (std::string_view name : a->strings()) m.datasets.emplace_back(name);
   m.chunk_count = static_cast<int32_t>(f->get_int("imatrix.chunk_count").value_or(0));
   m.chunk_size = static_cast<int32_t>(f->get_int("imatrix.chunk_size").value_or(0));
   return m;

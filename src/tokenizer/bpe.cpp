@@ -1,7 +1,10 @@
 #include "tokenizer/bpe.hpp"
 
 #include <algorithm>
+#include <array>
 #include <queue>
+#include <system_error>
+#include <thread>
 
 #include "base/error.hpp"
 #include "tokenizer/byte_level.hpp"
@@ -12,10 +15,9 @@ namespace {
 
 [[noreturn]] void fail(const std::string& msg) { throw Error("tokenizer: " + msg); }
 
-// The bytes a byte-level token string stands for; characters outside the mapping are kept
-// as UTF-8 (they only occur in added tokens).
-std::string byte_level_decode(std::string_view s) {
-  std::string out;
+// Appends the bytes a byte-level token string stands for; characters outside the mapping
+// are kept as UTF-8 (they only occur in added tokens).
+void append_byte_level_decoded(std::string_view s, std::string& out) {
   for (size_t i = 0; i < s.size();) {
     size_t n = utf8_valid_length(s, i);
     if (n == 0) {
@@ -27,7 +29,6 @@ std::string byte_level_decode(std::string_view s) {
     else out.append(s, i, n);
     i += n;
   }
-  return out;
 }
 
 // "<0x4F>" -> 0x4F; -1 for any other text.
@@ -74,38 +75,47 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab)
   };
   for (const auto& a : v_.added) check_id(a.id, "added token '" + a.content + "'");
   const bool byte_level = v_.symbols == BpeVocab::Symbols::ByteLevel;
-  ids_.reserve(n);
-  bytes_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& t = v_.tokens[i];
-    ids_.emplace(t, static_cast<int32_t>(i));  // first occurrence wins
-    const bool added = v_.types[i] == TokenType::Control || v_.types[i] == TokenType::UserDefined;
-    if (byte_level) {
-      bytes_[i] = added ? t : byte_level_decode(t);
-    } else if (int b = v_.byte_fallback ? byte_fallback_value(t) : -1; b >= 0) {
-      bytes_[i] = std::string(1, static_cast<char>(b));
-    } else {
-      bytes_[i] = t;
-      for (const auto& [from, to] : v_.decode_replace)
-        if (!from.empty()) bytes_[i] = replace_all(bytes_[i], from, to);
+  ids_ = TextIndex(v_.tokens);  // first occurrence wins
+
+  // Merges become (left, right, result) ids on up to 4 threads while this one decodes
+  // the tokens' bytes: a 150k vocabulary's ~450k lookups were most of a packed model's load.
+  const size_t n_merges = v_.merges.size();
+  std::vector<std::array<int32_t, 3>> resolved(n_merges);
+  auto resolve = [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      const auto& [a, b] = v_.merges[r];
+      resolved[r] = {find(a), find(b), ids_.find_concat(a, b)};
     }
+  };
+  const size_t parts = n_merges < 16384 ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  std::vector<size_t> inline_parts;
+  {
+    std::vector<std::jthread> helpers;
+    for (size_t p = 1; p < parts; ++p) {
+      try {
+        helpers.emplace_back(resolve, n_merges * p / parts, n_merges * (p + 1) / parts);
+      } catch (const std::system_error&) {  // no thread to be had: this one does it
+        inline_parts.push_back(p);
+      }
+    }
+    decode_token_bytes();
+    resolve(0, n_merges / parts);
+    for (size_t p : inline_parts) resolve(n_merges * p / parts, n_merges * (p + 1) / parts);
+  }  // helpers join here
+  merges_.reserve(n_merges);
+  for (size_t r = 0; r < n_merges; ++r) {
+    const auto [ia, ib, ir] = resolved[r];
+    if (ia < 0 || ib < 0 || ir < 0) continue;  // unusable merge: never fires
+    merges_.set(ia, ib, {static_cast<int32_t>(r), ir});  // the last one wins, as in `tokenizers`
   }
+  std::vector<std::pair<std::string, std::string>>().swap(v_.merges);  // merges_ holds them now (MBs for 150k)
+
   byte_chars_ = byte_level_chars();
   for (int b = 0; b < 256; ++b) {
     // A vocabulary may lack a few bytes; like Hugging Face's BPE without an unknown token,
     // such bytes are dropped.
-    auto it = ids_.find(byte_level ? byte_chars_[static_cast<size_t>(b)] : byte_fallback_name(b));
-    byte_token_[static_cast<size_t>(b)] = it == ids_.end() || (!byte_level && !v_.byte_fallback) ? -1 : it->second;
-  }
-  merges_.reserve(v_.merges.size());
-  std::string joined;
-  for (size_t r = 0; r < v_.merges.size(); ++r) {
-    const auto& [a, b] = v_.merges[r];
-    joined = a;
-    joined += b;
-    int32_t ia = find(a), ib = find(b), ir = find(joined);
-    if (ia < 0 || ib < 0 || ir < 0) continue;  // unusable merge: never fires
-    merges_.insert_or_assign(pair_key(ia, ib), Merge{static_cast<int32_t>(r), ir});  // the last one wins, as in `tokenizers`
+    const int32_t id = find(byte_level ? byte_chars_[static_cast<size_t>(b)] : byte_fallback_name(b));
+    byte_token_[static_cast<size_t>(b)] = !byte_level && !v_.byte_fallback ? -1 : id;
   }
   check_id(v_.bos_id, "BOS");
   check_id(v_.eos_id, "EOS");
@@ -122,14 +132,39 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab)
 }
 
 int32_t BpeTokenizer::find(std::string_view text) const {
-  auto it = ids_.find(text);
-  return it == ids_.end() ? -1 : it->second;
+  return ids_.find(text);
+}
+
+void BpeTokenizer::decode_token_bytes() {
+  const bool byte_level = v_.symbols == BpeVocab::Symbols::ByteLevel;
+  const size_t n = v_.tokens.size();
+  bytes_end_.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& t = v_.tokens[i];
+    const bool added = v_.types[i] == TokenType::Control || v_.types[i] == TokenType::UserDefined;
+    if (byte_level) {
+      if (added) bytes_ += t;
+      else append_byte_level_decoded(t, bytes_);
+    } else if (int b = v_.byte_fallback ? byte_fallback_value(t) : -1; b >= 0) {
+      bytes_ += static_cast<char>(b);
+    } else {
+      std::string text = t;
+      for (const auto& [from, to] : v_.decode_replace)
+        if (!from.empty()) text = replace_all(text, from, to);
+      bytes_ += text;
+    }
+    if (bytes_.size() > UINT32_MAX) fail("the vocabulary's text exceeds 4 GB");
+    bytes_end_.push_back(static_cast<uint32_t>(bytes_.size()));
+  }
+  bytes_.shrink_to_fit();
 }
 
 std::string_view BpeTokenizer::token_bytes(int32_t id, bool render_special) const {
   if (id < 0 || id >= vocab_size()) return {};
-  if (v_.types[static_cast<size_t>(id)] == TokenType::Control && !render_special) return {};
-  return bytes_[static_cast<size_t>(id)];
+  const auto i = static_cast<size_t>(id);
+  if (v_.types[i] == TokenType::Control && !render_special) return {};
+  const size_t begin = i ? bytes_end_[i - 1] : 0;
+  return std::string_view(bytes_).substr(begin, bytes_end_[i] - begin);
 }
 
 std::string BpeTokenizer::decode(const std::vector<int32_t>& ids, bool render_special) const {
@@ -245,8 +280,7 @@ void BpeTokenizer::apply_merges(std::vector<int32_t>& ids) const {
     int right = syms[static_cast<size_t>(left)].next;
     if (right < 0) return;
     int32_t a = syms[static_cast<size_t>(left)].id, b = syms[static_cast<size_t>(right)].id;
-    auto it = merges_.find(pair_key(a, b));
-    if (it != merges_.end()) heap.push({it->second.rank, left, right, a, b, it->second.result});
+    if (const MergeTable::Merge* m = merges_.find(a, b)) heap.push({m->rank, left, right, a, b, m->result});
   };
   for (int k = 0; k + 1 < n; ++k) consider(k);
   while (!heap.empty()) {

@@ -7,10 +7,10 @@
 #pragma once
 #include <array>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "tokenizer/added_tokens.hpp"
+#include "tokenizer/flat_index.hpp"
 #include "tokenizer/normalizer.hpp"
 #include "tokenizer/pretokenizer.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -54,25 +54,16 @@ class BpeTokenizer : public Tokenizer {
   void initial_symbols(std::string_view word, std::vector<int32_t>& ids) const;
   void apply_merges(std::vector<int32_t>& ids) const;
   int32_t find(std::string_view text) const;
-
-  struct Merge {
-    int32_t rank, result;
-  };
-  static uint64_t pair_key(int32_t a, int32_t b) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-  }
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  void decode_token_bytes();  // fills bytes_ and bytes_end_
 
   BpeVocab v_;
   PreTokenizer pre_;
   AddedTokenMatcher raw_added_, normalized_added_;
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  TextIndex ids_;  // over v_.tokens
+  MergeTable merges_;
   std::array<int32_t, 256> byte_token_{};  // ByteLevel: byte's character token; Chars: <0xXX>
-  std::vector<std::string> bytes_;  // decoded bytes of each token
+  std::string bytes_;               // every token's decoded bytes, end to end
+  std::vector<uint32_t> bytes_end_;  // where each token's bytes end in bytes_
   std::array<std::string, 256> byte_chars_;  // byte -> byte-level character, for ignore_merges
 };
 

@@ -22,15 +22,15 @@ int32_t optional_id(const GgufFile& f, const char* key) {
 void read_tokens(const GgufFile& f, BpeVocab& v) {
   const auto* tokens = f.get_array("tokenizer.ggml.tokens", GgufType::STRING);
   if (!tokens) fail("missing metadata 'tokenizer.ggml.tokens'");
-  v.tokens.reserve(tokens->size());
-  for (const auto& t : *tokens) v.tokens.emplace_back(t.str);
+  v.tokens.reserve(tokens->count);
+  for (std::string_view t : tokens->strings()) v.tokens.emplace_back(t);
   if (const auto* types = f.get_array("tokenizer.ggml.token_type", GgufType::I32)) {
-    if (types->size() != tokens->size())
-      fail("token_type has " + std::to_string(types->size()) + " entries for " + std::to_string(tokens->size()) + " tokens");
-    v.types.reserve(types->size());
-    for (const auto& t : *types) {
-      if (t.i < 1 || t.i > 6) fail("token type " + std::to_string(t.i) + " is not a GGUF token type");
-      v.types.push_back(static_cast<TokenType>(t.i));
+    if (types->count != tokens->count)
+      fail("token_type has " + std::to_string(types->count) + " entries for " + std::to_string(tokens->count) + " tokens");
+    v.types.reserve(types->count);
+    for (int64_t t : types->ints()) {
+      if (t < 1 || t > 6) fail("token type " + std::to_string(t) + " is not a GGUF token type");
+      v.types.push_back(static_cast<TokenType>(t));
     }
   } else {
     v.types.assign(v.tokens.size(), TokenType::Normal);
@@ -52,11 +52,11 @@ void collect_added(BpeVocab& v) {
 
 void read_byte_level(const GgufFile& f, BpeVocab& v) {
   if (const auto* merges = f.get_array("tokenizer.ggml.merges", GgufType::STRING)) {
-    v.merges.reserve(merges->size());
-    for (const auto& m : *merges) {
-      size_t sp = m.str.find(' ', 1);
-      if (sp == std::string_view::npos) fail("merge '" + std::string(m.str) + "' is not two tokens separated by a space");
-      v.merges.emplace_back(std::string(m.str.substr(0, sp)), std::string(m.str.substr(sp + 1)));
+    v.merges.reserve(merges->count);
+    for (std::string_view m : merges->strings()) {
+      size_t sp = m.find(' ', 1);
+      if (sp == std::string_view::npos) fail("merge '" + std::string(m) + "' is not two tokens separated by a space");
+      v.merges.emplace_back(std::string(m.substr(0, sp)), std::string(m.substr(sp + 1)));
     }
   }
   v.pre_splits = PreTokenizer::preset(f.get_string("tokenizer.ggml.pre").value_or("gpt2"));
@@ -65,11 +65,11 @@ void read_byte_level(const GgufFile& f, BpeVocab& v) {
 void read_sentencepiece(const GgufFile& f, BpeVocab& v) {
   const auto* scores = f.get_array("tokenizer.ggml.scores", GgufType::F32);
   if (!scores) fail("missing metadata 'tokenizer.ggml.scores' (a SentencePiece tokenizer needs them)");
-  if (scores->size() != v.tokens.size())
-    fail("tokenizer.ggml.scores has " + std::to_string(scores->size()) + " entries for " + std::to_string(v.tokens.size()) + " tokens");
+  if (scores->count != v.tokens.size())
+    fail("tokenizer.ggml.scores has " + std::to_string(scores->count) + " entries for " + std::to_string(v.tokens.size()) + " tokens");
   std::vector<float> s;
-  s.reserve(scores->size());
-  for (const auto& x : *scores) s.push_back(static_cast<float>(x.f));
+  s.reserve(scores->count);
+  for (double x : scores->floats()) s.push_back(static_cast<float>(x));
   // GGUF converters write user-defined pieces with plain spaces; the model's pieces (and
   // its tokenizer.json) spell them with U+2581.
   for (size_t i = 0; i < v.tokens.size(); ++i)

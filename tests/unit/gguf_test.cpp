@@ -228,29 +228,30 @@ TEST(Gguf, ParsesWellFormedFile) {
 
   auto* strs = f->get_array("t.strings", GgufType::STRING);
   ASSERT_NE(strs, nullptr);
-  ASSERT_EQ(strs->size(), 3u);
-  EXPECT_EQ((*strs)[0].str, "a");
-  EXPECT_EQ((*strs)[1].str, "bc");
-  EXPECT_EQ((*strs)[2].str, "");
+  ASSERT_EQ(strs->count, 3u);
+  const auto sv = strs->strings();
+  EXPECT_EQ(sv, (std::vector<std::string_view>{"a", "bc", ""}));
+  EXPECT_EQ(strs->elements().at(1).str, "bc");
+  EXPECT_TRUE(strs->ints().empty());  // not integers
   // Strings point into the image rather than being copied.
-  EXPECT_GE(reinterpret_cast<const uint8_t*>((*strs)[1].str.data()), img.buf.get());
-  EXPECT_LT(reinterpret_cast<const uint8_t*>((*strs)[1].str.data()), img.buf.get() + img.size);
+  EXPECT_GE(reinterpret_cast<const uint8_t*>(sv[1].data()), img.buf.get());
+  EXPECT_LT(reinterpret_cast<const uint8_t*>(sv[1].data()), img.buf.get() + img.size);
 
-  auto* nested = f->get_array("t.nested", GgufType::ARRAY);
-  ASSERT_NE(nested, nullptr);
-  ASSERT_EQ(nested->size(), 3u);
-  EXPECT_EQ((*nested)[0].elem_type, GgufType::I32);
-  ASSERT_EQ((*nested)[0].arr.size(), 2u);
-  EXPECT_EQ((*nested)[0].arr[0].as_int(), 1);
-  EXPECT_EQ((*nested)[0].arr[1].as_int(), 2);
-  EXPECT_EQ((*nested)[1].elem_type, GgufType::STRING);
-  ASSERT_EQ((*nested)[1].arr.size(), 1u);
-  EXPECT_EQ((*nested)[1].arr[0].str, "x");
-  EXPECT_EQ((*nested)[2].elem_type, GgufType::F32);
-  EXPECT_TRUE((*nested)[2].arr.empty());
+  auto* nested_value = f->get_array("t.nested", GgufType::ARRAY);
+  ASSERT_NE(nested_value, nullptr);
+  const auto nested = nested_value->elements();
+  ASSERT_EQ(nested.size(), 3u);
+  EXPECT_EQ(nested[0].elem_type, GgufType::I32);
+  EXPECT_EQ(nested[0].ints(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(nested[1].elem_type, GgufType::STRING);
+  EXPECT_EQ(nested[1].strings(), (std::vector<std::string_view>{"x"}));
+  EXPECT_EQ(nested[2].elem_type, GgufType::F32);
+  EXPECT_EQ(nested[2].count, 0u);
+  EXPECT_TRUE(nested[2].floats().empty());
   auto* empty = f->get_array("t.empty_arr", GgufType::U8);
   ASSERT_NE(empty, nullptr);
-  EXPECT_TRUE(empty->empty());
+  EXPECT_EQ(empty->count, 0u);
+  EXPECT_TRUE(empty->elements().empty());
 
   // Tensors keep file order; data = base + aligned data start + offset.
   const uint8_t* base = img.buf.get();

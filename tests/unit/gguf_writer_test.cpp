@@ -65,12 +65,13 @@ TEST(GgufWriter, MetadataOfEveryTypeRoundTrips) {
   EXPECT_EQ(f->get_string("a.str"), "h\xc3\xa9llo");
   const auto* s = f->get_array("a.strs", GgufType::STRING);
   ASSERT_TRUE(s);
-  ASSERT_EQ(s->size(), 3u);
-  EXPECT_EQ((*s)[2].str, "yz");
+  ASSERT_EQ(s->count, 3u);
+  EXPECT_EQ(s->strings().at(2), "yz");
   const auto* i = f->get_array("a.ints", GgufType::I32);
   ASSERT_TRUE(i);
-  EXPECT_EQ((*i)[1].i, -2);
-  EXPECT_EQ(f->get_array("a.floats", GgufType::F32)->at(0).f, 0.25);
+  EXPECT_EQ(i->ints().at(1), -2);
+  EXPECT_EQ(i->elements().at(1).i, -2);
+  EXPECT_EQ(f->get_array("a.floats", GgufType::F32)->floats().at(0), 0.25);
   EXPECT_TRUE(f->tensors().empty());
   fs::remove(path);
 }
@@ -85,14 +86,13 @@ TEST(GgufWriter, CopiesValuesIncludingNestedArrays) {
     w.finish();
   }
   auto a = GgufFile::open(src);
-  // An array of arrays, built by hand: the reader's value type is what set_value takes.
-  GgufValue inner;
-  inner.type = GgufType::ARRAY, inner.elem_type = GgufType::U16;
-  GgufValue e;
-  e.type = GgufType::U16, e.u = 9;
-  inner.arr = {e, e};
+  // An array of three arrays of two u16 (9, 9), encoded by hand: set_value copies the bytes.
+  std::string inner;
+  auto put = [&](auto v) { inner.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<uint32_t>(GgufType::U16)), put(uint64_t{2}), put(uint16_t{9}), put(uint16_t{9});
+  const std::string encoded = inner + inner + inner;
   GgufValue outer;
-  outer.type = GgufType::ARRAY, outer.elem_type = GgufType::ARRAY, outer.arr = {inner, inner, inner};
+  outer.type = GgufType::ARRAY, outer.elem_type = GgufType::ARRAY, outer.count = 3, outer.bytes = encoded;
   {
     GgufWriter w(dst);
     for (const auto& [k, v] : a->metadata()) w.set_value(k, v);
@@ -100,12 +100,14 @@ TEST(GgufWriter, CopiesValuesIncludingNestedArrays) {
     w.finish();
   }
   auto b = GgufFile::open(dst);
-  EXPECT_EQ(b->get_array("t.s", GgufType::STRING)->at(1).str, "b");
+  EXPECT_EQ(b->get_array("t.s", GgufType::STRING)->strings().at(1), "b");
   EXPECT_EQ(b->find("t.d")->f, -2.5);
   const GgufValue* n = b->find("t.nested");
   ASSERT_TRUE(n);
-  ASSERT_EQ(n->arr.size(), 3u);
-  EXPECT_EQ(n->arr[2].arr[1].u, 9u);
+  const auto outer_read = n->elements();
+  ASSERT_EQ(outer_read.size(), 3u);
+  EXPECT_EQ(outer_read[2].elements().at(1).u, 9u);
+  EXPECT_EQ(outer_read[2].ints(), (std::vector<int64_t>{9, 9}));
   fs::remove(src), fs::remove(dst);
 }
 

@@ -1,0 +1,56 @@
+// Open-addressing hash tables for the tokenizer's two lookups: a token's text to its id, and
+// a pair of ids to their merge. Built once per load from ~150k entries (Qwen's vocabulary),
+// they replace node-based maps whose building was most of a packed model's load time:
+// one flat array, no allocation per entry, a probe usually within one cache line.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace minnow {
+
+// Text -> id over strings kept elsewhere (they must outlive the index and not change).
+class TextIndex {
+ public:
+  TextIndex() = default;
+  // The first occurrence of a text wins, as a map's emplace would.
+  explicit TextIndex(const std::vector<std::string>& texts);
+  int32_t find(std::string_view text) const;  // -1 when absent
+  // The id of the text a + b, without building it (BPE merges look up their result).
+  int32_t find_concat(std::string_view a, std::string_view b) const;
+
+ private:
+  struct Slot {
+    uint32_t tag;  // high bits of the hash: most misses never touch the text
+    int32_t id;    // -1: empty
+  };
+  template <typename Equal>
+  int32_t probe(uint64_t hash, Equal&& equal) const;
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  const std::vector<std::string>* texts_ = nullptr;
+};
+
+// (left id, right id) -> (rank, result id) of a BPE merge.
+class MergeTable {
+ public:
+  struct Merge {
+    int32_t rank = -1, result = -1;
+  };
+  void reserve(size_t n);  // before the first set(): the table does not grow past it
+  void set(int32_t left, int32_t right, Merge m);  // replaces an earlier merge of the pair
+  const Merge* find(int32_t left, int32_t right) const;  // null when absent
+  bool empty() const { return size_ == 0; }
+
+ private:
+  struct Slot {
+    uint64_t key;
+    Merge merge;  // rank -1: empty
+  };
+  size_t slot_of(uint64_t key) const;  // the key's slot, or the empty one where it would go
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, size_ = 0;
+};
+
+}  // namespace minnow
