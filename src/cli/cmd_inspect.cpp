@@ -50,7 +50,7 @@ void print_summary(const std::string& path, const LoadedModel& m) {
                 c.attn_scale > 0 ? c.attn_scale : 1 / std::sqrt(static_cast<float>(c.head_dim)), c.attn_softcap,
                 c.final_softcap);
   const Tokenizer& tok = *m.tokenizer;
-  auto token = [&](int32_t id) { return id < 0 ? std::string("none") : std::to_string(id) + " " + tok.token_text(id); };
+  auto token = [&](int32_t id) { return id < 0 ? std::string("none") : std::to_string(id) + " " + std::string(tok.token_text(id)); };
   std::printf("tokenizer    %d tokens, BOS %s%s, EOS %s; chat template: %s\n", tok.vocab_size(), token(tok.bos_id()).c_str(),
               tok.add_bos() ? " (added)" : "", token(tok.eos_id()).c_str(),
               m.chat_template.empty() ? "none" : (std::to_string(m.chat_template.size()) + " chars").c_str());

@@ -39,7 +39,7 @@ std::string Model::detokenize(std::span<const int32_t> ids, bool render_special)
 
 std::string Model::token_text(int32_t id) const {
   if (id < 0 || id >= m_->tokenizer->vocab_size()) return {};
-  return m_->tokenizer->token_text(id);
+  return std::string(m_->tokenizer->token_text(id));
 }
 
 bool Model::is_end_of_generation(int32_t id) const { return m_->tokenizer->is_end_of_generation(id); }

@@ -35,7 +35,7 @@ std::string TextTokenizer::decode(std::span<const int32_t> ids, bool render_spec
 }
 
 std::string TextTokenizer::token_text(int32_t id) const {
-  return id < 0 || id >= t_->vocab_size() ? std::string() : t_->token_text(id);
+  return std::string(t_->token_text(id));  // "" out of range
 }
 
 int TextTokenizer::vocab_size() const { return t_->vocab_size(); }

@@ -75,7 +75,10 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab)
   };
   for (const auto& a : v_.added) check_id(a.id, "added token '" + a.content + "'");
   const bool byte_level = v_.symbols == BpeVocab::Symbols::ByteLevel;
-  ids_ = TextIndex(v_.tokens);  // first occurrence wins
+  texts_.reserve(n);
+  for (const std::string& t : v_.tokens) texts_.push_back(t);
+  std::vector<std::string>().swap(v_.tokens);
+  ids_ = TextIndex(texts_);  // first occurrence wins
 
   // Merges become (left, right, result) ids on up to 4 threads while this one decodes
   // the tokens' bytes: a 150k vocabulary's ~450k lookups were most of a packed model's load.
@@ -137,24 +140,24 @@ int32_t BpeTokenizer::find(std::string_view text) const {
 
 void BpeTokenizer::decode_token_bytes() {
   const bool byte_level = v_.symbols == BpeVocab::Symbols::ByteLevel;
-  const size_t n = v_.tokens.size();
-  bytes_end_.reserve(n);
+  const size_t n = texts_.size();
+  bytes_.reserve(n);
+  std::string decoded;
   for (size_t i = 0; i < n; ++i) {
-    const std::string& t = v_.tokens[i];
+    const std::string_view t = texts_[i];
     const bool added = v_.types[i] == TokenType::Control || v_.types[i] == TokenType::UserDefined;
+    decoded.clear();
     if (byte_level) {
-      if (added) bytes_ += t;
-      else append_byte_level_decoded(t, bytes_);
+      if (added) decoded = t;
+      else append_byte_level_decoded(t, decoded);
     } else if (int b = v_.byte_fallback ? byte_fallback_value(t) : -1; b >= 0) {
-      bytes_ += static_cast<char>(b);
+      decoded = static_cast<char>(b);
     } else {
-      std::string text = t;
+      decoded = t;
       for (const auto& [from, to] : v_.decode_replace)
-        if (!from.empty()) text = replace_all(text, from, to);
-      bytes_ += text;
+        if (!from.empty()) decoded = replace_all(decoded, from, to);
     }
-    if (bytes_.size() > UINT32_MAX) fail("the vocabulary's text exceeds 4 GB");
-    bytes_end_.push_back(static_cast<uint32_t>(bytes_.size()));
+    bytes_.push_back(decoded);
   }
   bytes_.shrink_to_fit();
 }
@@ -163,8 +166,7 @@ std::string_view BpeTokenizer::token_bytes(int32_t id, bool render_special) cons
   if (id < 0 || id >= vocab_size()) return {};
   const auto i = static_cast<size_t>(id);
   if (v_.types[i] == TokenType::Control && !render_special) return {};
-  const size_t begin = i ? bytes_end_[i - 1] : 0;
-  return std::string_view(bytes_).substr(begin, bytes_end_[i] - begin);
+  return bytes_[i];
 }
 
 std::string BpeTokenizer::decode(const std::vector<int32_t>& ids, bool render_special) const {

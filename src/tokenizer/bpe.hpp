@@ -44,8 +44,10 @@ class BpeTokenizer : public Tokenizer {
 
   std::vector<int32_t> encode(std::string_view text, bool parse_special) const override;
   std::string_view token_bytes(int32_t id, bool render_special = false) const override;
-  const std::string& token_text(int32_t id) const override { return v_.tokens.at(static_cast<size_t>(id)); }
-  int vocab_size() const override { return static_cast<int>(v_.tokens.size()); }
+  std::string_view token_text(int32_t id) const override {
+    return id < 0 || id >= vocab_size() ? std::string_view() : texts_[static_cast<size_t>(id)];
+  }
+  int vocab_size() const override { return static_cast<int>(texts_.size()); }
   std::string decode(const std::vector<int32_t>& ids, bool render_special = false) const override;
 
  private:
@@ -54,16 +56,16 @@ class BpeTokenizer : public Tokenizer {
   void initial_symbols(std::string_view word, std::vector<int32_t>& ids) const;
   void apply_merges(std::vector<int32_t>& ids) const;
   int32_t find(std::string_view text) const;
-  void decode_token_bytes();  // fills bytes_ and bytes_end_
+  void decode_token_bytes();  // fills bytes_
 
   BpeVocab v_;
   PreTokenizer pre_;
   AddedTokenMatcher raw_added_, normalized_added_;
-  TextIndex ids_;  // over v_.tokens
+  TextTable texts_;  // the vocabulary's token texts (v_.tokens is emptied into it)
+  TextIndex ids_;    // over texts_
   MergeTable merges_;
   std::array<int32_t, 256> byte_token_{};  // ByteLevel: byte's character token; Chars: <0xXX>
-  std::string bytes_;               // every token's decoded bytes, end to end
-  std::vector<uint32_t> bytes_end_;  // where each token's bytes end in bytes_
+  TextTable bytes_;  // every token's decoded bytes
   std::array<std::string, 256> byte_chars_;  // byte -> byte-level character, for ignore_merges
 };
 

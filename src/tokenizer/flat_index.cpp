@@ -30,7 +30,13 @@ uint64_t mix(uint64_t k) {
 
 }  // namespace
 
-TextIndex::TextIndex(const std::vector<std::string>& texts) : texts_(&texts) {
+void TextTable::push_back(std::string_view text) {
+  if (text.size() > UINT32_MAX - text_.size()) throw Error("tokenizer: the vocabulary's text exceeds 4 GB");
+  text_ += text;
+  ends_.push_back(static_cast<uint32_t>(text_.size()));
+}
+
+TextIndex::TextIndex(const TextTable& texts) : texts_(&texts) {
   slots_.assign(capacity_for(texts.size()), Slot{0, -1});
   mask_ = slots_.size() - 1;
   for (size_t id = 0; id < texts.size(); ++id) {
@@ -59,12 +65,12 @@ int32_t TextIndex::probe(uint64_t h, Equal&& equal) const {
 }
 
 int32_t TextIndex::find(std::string_view text) const {
-  return probe(mix(more(kFnvStart, text)), [&](const std::string& t) { return t == text; });
+  return probe(mix(more(kFnvStart, text)), [&](std::string_view t) { return t == text; });
 }
 
 int32_t TextIndex::find_concat(std::string_view a, std::string_view b) const {
-  return probe(mix(more(more(kFnvStart, a), b)), [&](const std::string& t) {
-    return t.size() == a.size() + b.size() && std::string_view(t).starts_with(a) && std::string_view(t).ends_with(b);
+  return probe(mix(more(more(kFnvStart, a), b)), [&](std::string_view t) {
+    return t.size() == a.size() + b.size() && t.starts_with(a) && t.ends_with(b);
   });
 }
 

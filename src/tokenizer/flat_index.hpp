@@ -10,12 +10,29 @@
 
 namespace minnow {
 
-// Text -> id over strings kept elsewhere (they must outlive the index and not change).
+// Many short strings end to end in one buffer: 150k std::strings cost ~5 MB in headers alone.
+class TextTable {
+ public:
+  void push_back(std::string_view text);  // throws Error past 4 GB of text
+  std::string_view operator[](size_t i) const {
+    const size_t begin = i ? ends_[i - 1] : 0;
+    return std::string_view(text_).substr(begin, ends_[i] - begin);
+  }
+  size_t size() const { return ends_.size(); }
+  void reserve(size_t entries) { ends_.reserve(entries); }
+  void shrink_to_fit() { text_.shrink_to_fit(), ends_.shrink_to_fit(); }
+
+ private:
+  std::string text_;
+  std::vector<uint32_t> ends_;
+};
+
+// Text -> id over a table kept elsewhere (it must outlive the index and not change).
 class TextIndex {
  public:
   TextIndex() = default;
   // The first occurrence of a text wins, as a map's emplace would.
-  explicit TextIndex(const std::vector<std::string>& texts);
+  explicit TextIndex(const TextTable& texts);
   int32_t find(std::string_view text) const;  // -1 when absent
   // The id of the text a + b, without building it (BPE merges look up their result).
   int32_t find_concat(std::string_view a, std::string_view b) const;
@@ -29,7 +46,7 @@ class TextIndex {
   int32_t probe(uint64_t hash, Equal&& equal) const;
   std::vector<Slot> slots_;
   size_t mask_ = 0;
-  const std::vector<std::string>* texts_ = nullptr;
+  const TextTable* texts_ = nullptr;
 };
 
 // (left id, right id) -> (rank, result id) of a BPE merge.

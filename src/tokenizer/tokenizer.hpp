@@ -22,7 +22,7 @@ class Tokenizer {
   // The bytes a token stands for (may be a partial UTF-8 sequence). Control tokens give
   // their text when render_special, else nothing.
   virtual std::string_view token_bytes(int32_t id, bool render_special = false) const = 0;
-  virtual const std::string& token_text(int32_t id) const = 0;  // as stored in the vocabulary
+  virtual std::string_view token_text(int32_t id) const = 0;  // as stored in the vocabulary; "" out of range
   virtual int vocab_size() const = 0;
 
   int32_t bos_id() const { return bos_id_; }
