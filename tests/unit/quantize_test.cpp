@@ -87,7 +87,8 @@ TEST(Quantize, ImportanceLowersTheWeightedError) {
   for (DType t : kQuantTypes) {
     const double plain = rel_rms_error(x, round_trip(t, x), imp.data());
     const double weighted = rel_rms_error(x, round_trip(t, x, imp.data()), imp.data());
-    EXPECT_LT(weighted, plain) << dtype_name(t);
+    if (t == DType::Q8_0) EXPECT_EQ(weighted, plain) << "Q8_0 keeps the reference rounding";
+    else EXPECT_LT(weighted, plain) << dtype_name(t);
   }
 }
 
