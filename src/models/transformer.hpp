@@ -61,6 +61,7 @@ class Transformer {
   bool int8_;
   MatmulObserver* observer_ = nullptr;
   std::vector<float> x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
+  int ffn_rows_ = 0;  // rows per feed-forward pass (gate_ and up_ hold this many)
   RopeTable rope_global_, rope_local_;
   std::vector<float> attn_scratch_;  // attn_scratch_floats(head_dim) per thread (models/attention.hpp)
   std::vector<int32_t> attn_blocks_;  // attention's row blocks: max_batch + 1 starts
