@@ -1,6 +1,9 @@
 // Loads a GGUF model: hyper-parameters from "<arch>.*" metadata, tensors by llama.cpp's
 // names ("blk.N.attn_q.weight", ...), tokenizer from "tokenizer.ggml.*".
 #include <cmath>
+#if defined(__GLIBC__)
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "base/error.hpp"
 #include "formats/gguf.hpp"
@@ -154,6 +157,12 @@ std::unique_ptr<LoadedModel> load_gguf_model(const std::string& path) {
     // copied into the packed layout here.
     pack_weights(*m, [&f](const uint8_t* p, size_t n) { f.drop_pages(p, n); });
     file->release_metadata();  // all read by now; only the map is kept (m->storage)
+#if defined(__GLIBC__)
+    // Loading frees MBs of parse-time temporaries (string lists, merge lists, lookup
+    // results) in sizes glibc keeps in the heap: give those pages back, or they stay
+    // charged to the app as anonymous memory for the model's lifetime.
+    malloc_trim(0);
+#endif
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }

@@ -126,7 +126,8 @@ void write_tokenizer(GgufWriter& w, const BpeVocab& v, const ModelConfig& c, con
   }
   std::vector<std::string> merges;
   merges.reserve(v.merges.size());
-  for (const auto& [a, b] : v.merges) merges.push_back(a + " " + b);
+  for (size_t i = 0; i < v.merges.size(); ++i)
+    merges.push_back(std::string(v.merges.left(i)) + " " + std::string(v.merges.right(i)));
   w.set_string("tokenizer.ggml.model", "gpt2");
   w.set_string("tokenizer.ggml.pre", pre_tokenizer_name(v.pre_splits));
   w.set_strings("tokenizer.ggml.tokens", tokens);

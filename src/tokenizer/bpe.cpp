@@ -85,10 +85,8 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab)
   const size_t n_merges = v_.merges.size();
   std::vector<std::array<int32_t, 3>> resolved(n_merges);
   auto resolve = [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; ++r) {
-      const auto& [a, b] = v_.merges[r];
-      resolved[r] = {find(a), find(b), ids_.find_concat(a, b)};
-    }
+    for (size_t r = begin; r < end; ++r)
+      resolved[r] = {find(v_.merges.left(r)), find(v_.merges.right(r)), find(v_.merges.joined(r))};
   };
   const size_t parts = n_merges < 16384 ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   std::vector<size_t> inline_parts;
@@ -111,7 +109,7 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab)
     if (ia < 0 || ib < 0 || ir < 0) continue;  // unusable merge: never fires
     merges_.set(ia, ib, {static_cast<int32_t>(r), ir});  // the last one wins, as in `tokenizers`
   }
-  std::vector<std::pair<std::string, std::string>>().swap(v_.merges);  // merges_ holds them now (MBs for 150k)
+  v_.merges = MergeList();  // merges_ holds them now
 
   byte_chars_ = byte_level_chars();
   for (int b = 0; b < 256; ++b) {

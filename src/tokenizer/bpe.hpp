@@ -22,7 +22,7 @@ struct BpeVocab {
   Symbols symbols = Symbols::ByteLevel;
   std::vector<std::string> tokens;                   // as stored (byte-level or ▁-escaped text)
   std::vector<TokenType> types;                      // same length as tokens
-  std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+  MergeList merges;                                  // in rank order
   std::vector<AddedToken> added;                     // matched in the text before the model
   Normalizer normalizer;
   std::vector<PreSplit> pre_splits;                  // none: each piece is one word

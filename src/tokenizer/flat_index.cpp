@@ -12,7 +12,7 @@ namespace {
 // Power-of-two capacity at most ~70% full.
 size_t capacity_for(size_t n) { return std::bit_ceil(std::max<size_t>(16, n + n / 2 + 1)); }
 
-// FNV-1a, which can be continued over a second string: hash(a + b) = more(hash(a), b).
+// FNV-1a.
 constexpr uint64_t kFnvStart = 0xcbf29ce484222325ULL;
 uint64_t more(uint64_t h, std::string_view s) {
   for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
@@ -30,10 +30,15 @@ uint64_t mix(uint64_t k) {
 
 }  // namespace
 
-void TextTable::push_back(std::string_view text) {
-  if (text.size() > UINT32_MAX - text_.size()) throw Error("tokenizer: the vocabulary's text exceeds 4 GB");
-  text_ += text;
+void TextTable::push_back(std::string_view text, std::string_view more) {
+  if (text.size() + more.size() > UINT32_MAX - text_.size()) throw Error("tokenizer: the vocabulary's text exceeds 4 GB");
+  text_.append(text).append(more);
   ends_.push_back(static_cast<uint32_t>(text_.size()));
+}
+
+void MergeList::push_back(std::string_view left, std::string_view right) {
+  joined_.push_back(left, right);
+  left_size_.push_back(static_cast<uint32_t>(left.size()));  // fits: joined_ checked the size
 }
 
 TextIndex::TextIndex(const TextTable& texts) : texts_(&texts) {
@@ -66,12 +71,6 @@ int32_t TextIndex::probe(uint64_t h, Equal&& equal) const {
 
 int32_t TextIndex::find(std::string_view text) const {
   return probe(mix(more(kFnvStart, text)), [&](std::string_view t) { return t == text; });
-}
-
-int32_t TextIndex::find_concat(std::string_view a, std::string_view b) const {
-  return probe(mix(more(more(kFnvStart, a), b)), [&](std::string_view t) {
-    return t.size() == a.size() + b.size() && t.starts_with(a) && t.ends_with(b);
-  });
 }
 
 void MergeTable::reserve(size_t n) {

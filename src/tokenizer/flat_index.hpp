@@ -1,7 +1,8 @@
-// Open-addressing hash tables for the tokenizer's two lookups: a token's text to its id, and
-// a pair of ids to their merge. Built once per load from ~150k entries (Qwen's vocabulary),
-// they replace node-based maps whose building was most of a packed model's load time:
-// one flat array, no allocation per entry, a probe usually within one cache line.
+// The tokenizer's flat containers, built once per load from ~150k entries (Qwen's
+// vocabulary): strings end to end in one buffer instead of a std::string each, and
+// open-addressing hash tables for its two lookups (a token's text to its id, a pair of ids
+// to their merge) instead of node-based maps. Building those was most of a packed model's
+// load time: one flat array, no allocation per entry, a probe usually within one cache line.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,7 +14,7 @@ namespace minnow {
 // Many short strings end to end in one buffer: 150k std::strings cost ~5 MB in headers alone.
 class TextTable {
  public:
-  void push_back(std::string_view text);  // throws Error past 4 GB of text
+  void push_back(std::string_view text, std::string_view more = {});  // one entry; throws Error past 4 GB
   std::string_view operator[](size_t i) const {
     const size_t begin = i ? ends_[i - 1] : 0;
     return std::string_view(text_).substr(begin, ends_[i] - begin);
@@ -27,6 +28,23 @@ class TextTable {
   std::vector<uint32_t> ends_;
 };
 
+// BPE merges in rank order: each the text of its left and of its right token, stored joined
+// (left + right is the text of the merged token) with the left part's length.
+class MergeList {
+ public:
+  void push_back(std::string_view left, std::string_view right);  // throws Error past 4 GB
+  std::string_view joined(size_t i) const { return joined_[i]; }
+  std::string_view left(size_t i) const { return joined_[i].substr(0, left_size_[i]); }
+  std::string_view right(size_t i) const { return joined_[i].substr(left_size_[i]); }
+  size_t size() const { return left_size_.size(); }
+  bool empty() const { return left_size_.empty(); }
+  void reserve(size_t n) { joined_.reserve(n), left_size_.reserve(n); }
+
+ private:
+  TextTable joined_;
+  std::vector<uint32_t> left_size_;
+};
+
 // Text -> id over a table kept elsewhere (it must outlive the index and not change).
 class TextIndex {
  public:
@@ -34,8 +52,6 @@ class TextIndex {
   // The first occurrence of a text wins, as a map's emplace would.
   explicit TextIndex(const TextTable& texts);
   int32_t find(std::string_view text) const;  // -1 when absent
-  // The id of the text a + b, without building it (BPE merges look up their result).
-  int32_t find_concat(std::string_view a, std::string_view b) const;
 
  private:
   struct Slot {

@@ -56,7 +56,7 @@ void read_byte_level(const GgufFile& f, BpeVocab& v) {
     for (std::string_view m : merges->strings()) {
       size_t sp = m.find(' ', 1);
       if (sp == std::string_view::npos) fail("merge '" + std::string(m) + "' is not two tokens separated by a space");
-      v.merges.emplace_back(std::string(m.substr(0, sp)), std::string(m.substr(sp + 1)));
+      v.merges.push_back(m.substr(0, sp), m.substr(sp + 1));
     }
   }
   v.pre_splits = PreTokenizer::preset(f.get_string("tokenizer.ggml.pre").value_or("gpt2"));

@@ -182,12 +182,13 @@ void read_decoder(const json& d, BpeVocab& v, DecoderInfo& info, int depth = 0) 
   }
 }
 
-std::pair<std::string, std::string> read_merge(const json& m) {
-  if (m.is_array() && m.size() == 2) return {m[0].get<std::string>(), m[1].get<std::string>()};
-  const auto& s = m.get_ref<const std::string&>();
+void read_merge(const json& m, MergeList& out) {
+  if (m.is_array() && m.size() == 2)
+    return out.push_back(m[0].get_ref<const std::string&>(), m[1].get_ref<const std::string&>());
+  const std::string_view s = m.get_ref<const std::string&>();
   size_t sp = s.find(' ', 1);
-  if (sp == std::string::npos) fail("merge '" + s + "' is not two tokens separated by a space");
-  return {s.substr(0, sp), s.substr(sp + 1)};
+  if (sp == std::string::npos) fail("merge '" + std::string(s) + "' is not two tokens separated by a space");
+  out.push_back(s.substr(0, sp), s.substr(sp + 1));
 }
 
 void set_token(BpeVocab& v, int64_t id, const std::string& text, TokenType type) {
@@ -221,7 +222,7 @@ void read_model(const json& m, BpeVocab& v) {
   }
   const json& merges = m.at("merges");
   v.merges.reserve(merges.size());
-  for (const auto& mg : merges) v.merges.push_back(read_merge(mg));
+  for (const auto& mg : merges) read_merge(mg, v.merges);
 }
 
 void read_added_tokens(const json& added, BpeVocab& v) {

@@ -10,7 +10,7 @@
 
 namespace minnow {
 
-std::vector<std::pair<std::string, std::string>> merges_from_scores(const std::vector<std::string>& pieces,
+MergeList merges_from_scores(const std::vector<std::string>& pieces,
                                                                     const std::vector<float>& scores,
                                                                     const std::vector<TokenType>& types) {
   std::unordered_map<std::string_view, int32_t> id_of;
@@ -48,11 +48,11 @@ std::vector<std::pair<std::string, std::string>> merges_from_scores(const std::v
     if (a.left_chars != b.left_chars) return a.left_chars > b.left_chars;
     return a.right_chars > b.right_chars;
   });
-  std::vector<std::pair<std::string, std::string>> merges;
+  MergeList merges;
   merges.reserve(all.size());
   for (const auto& c : all) {
-    const std::string& p = pieces[static_cast<size_t>(c.piece)];
-    merges.emplace_back(p.substr(0, c.split), p.substr(c.split));
+    const std::string_view p = pieces[static_cast<size_t>(c.piece)];
+    merges.push_back(p.substr(0, c.split), p.substr(c.split));
   }
   return merges;
 }

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/flat_index.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace minnow {
@@ -14,8 +15,7 @@ namespace minnow {
 // the score of the piece they make (user-defined pieces count as score 0, as SentencePiece
 // scores them), then by the length in characters of the left and right part (longer
 // first), then by piece id, left id and right id.
-std::vector<std::pair<std::string, std::string>> merges_from_scores(const std::vector<std::string>& pieces,
-                                                                    const std::vector<float>& scores,
-                                                                    const std::vector<TokenType>& types);
+MergeList merges_from_scores(const std::vector<std::string>& pieces, const std::vector<float>& scores,
+                             const std::vector<TokenType>& types);
 
 }  // namespace minnow

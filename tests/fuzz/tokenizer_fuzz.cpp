@@ -24,7 +24,7 @@ const char* const kSpace = "\xe2\x96\x81";  // ▁
 void add_merges(BpeVocab& v, const std::vector<std::pair<std::string, std::string>>& merges) {
   for (const auto& [a, b] : merges) {
     v.tokens.push_back(a + b);
-    v.merges.emplace_back(a, b);
+    v.merges.push_back(a, b);
   }
 }
 
