@@ -166,13 +166,20 @@ std::optional<double> GgufValue::as_float() const {
   return std::nullopt;
 }
 
+namespace {
+// Elements to reserve for: a value built by hand may claim more than its bytes hold.
+size_t plausible_count(const GgufValue& v) {
+  return static_cast<size_t>(std::min<uint64_t>(v.count, v.bytes.size() / min_encoded_size(v.elem_type)));
+}
+}  // namespace
+
 std::vector<GgufValue> GgufValue::elements() const {
   std::vector<GgufValue> out;
   if (type != GgufType::ARRAY) return out;
   Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   uint64_t budget = kMaxMetadataValues;  // the file was parsed within it
   const std::string key = "array element";
-  out.reserve(count);
+  out.reserve(plausible_count(*this));
   for (uint64_t k = 0; k < count; ++k) out.push_back(read_value(c, elem_type, key, 1, budget));
   return out;
 }
@@ -181,7 +188,7 @@ std::vector<std::string_view> GgufValue::strings() const {
   std::vector<std::string_view> out;
   if (type != GgufType::ARRAY || elem_type != GgufType::STRING) return out;
   Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  out.reserve(count);
+  out.reserve(plausible_count(*this));
   for (uint64_t k = 0; k < count; ++k) out.push_back(c.read_string("array element"));
   return out;
 }
@@ -191,7 +198,7 @@ std::vector<int64_t> GgufValue::ints() const {
   if (type != GgufType::ARRAY || !fixed_size(elem_type) || elem_type == GgufType::F32 || elem_type == GgufType::F64)
     return out;
   Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  out.reserve(count);
+  out.reserve(plausible_count(*this));
   for (uint64_t k = 0; k < count; ++k) {
     switch (elem_type) {
       case GgufType::U8: out.push_back(c.read<uint8_t>("array element")); break;
@@ -211,7 +218,7 @@ std::vector<double> GgufValue::floats() const {
   std::vector<double> out;
   if (type != GgufType::ARRAY || (elem_type != GgufType::F32 && elem_type != GgufType::F64)) return out;
   Cursor c(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  out.reserve(count);
+  out.reserve(plausible_count(*this));
   for (uint64_t k = 0; k < count; ++k)
     out.push_back(elem_type == GgufType::F32 ? c.read<float>("array element") : c.read<double>("array element"));
   return out;

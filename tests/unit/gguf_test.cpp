@@ -697,3 +697,17 @@ TEST(GgufMalformed, RandomMutationsNeverCrash) {
   EXPECT_GT(parsed, 0);
   EXPECT_GT(rejected, 0);
 }
+
+// A value built by hand (as a writer's caller may) whose count claims more than its bytes
+// hold: decoding throws Error, never reads past the bytes or reserves the claimed count.
+TEST(Gguf, ArrayDecodersRefuseCountsTheBytesCannotHold) {
+  const std::string bytes(6, '\0');
+  GgufValue v;
+  v.type = GgufType::ARRAY, v.elem_type = GgufType::U32, v.count = uint64_t{1} << 40, v.bytes = bytes;
+  EXPECT_THROW(v.elements(), minnow::Error);
+  EXPECT_THROW(v.ints(), minnow::Error);
+  v.elem_type = GgufType::STRING;
+  EXPECT_THROW(v.strings(), minnow::Error);
+  v.elem_type = GgufType::F64;
+  EXPECT_THROW(v.floats(), minnow::Error);
+}
