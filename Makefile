@@ -43,8 +43,8 @@ serve: build models
 test: build build-asan build-aarch64 models test-unit test-asan test-aarch64 test-e2e test-java test-python
 
 test-unit: build models
-	@echo "== unit + golden tests (Release, SIMD kernels)"
-	@build/release/minnow_tests --gtest_brief=1
+	@echo "== unit + golden tests (Release, SIMD kernels; the Vulkan kernels on lavapipe)"
+	@MINNOW_REQUIRE_VULKAN=1 build/release/minnow_tests --gtest_brief=1
 	@echo "== unit + golden tests (Release, scalar kernels forced)"
 	@MINNOW_FORCE_SCALAR=1 build/release/minnow_tests --gtest_brief=1
 

@@ -12,6 +12,7 @@
 #include "base/thread_pool.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/packed.hpp"
+#include "random_quants.hpp"
 #include "tensor/fp16.hpp"
 
 using namespace minnow;
@@ -22,31 +23,13 @@ namespace {
 constexpr DType kTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0,
                             DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
-bool is_k(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
+using test_util::random_matrix;
+bool is_k(DType t) { return test_util::is_k_quant(t); }
 
 // Column counts to try: any multiple of the block (256 for K-quants).
 std::vector<int64_t> widths(DType t, std::initializer_list<int64_t> plain) {
   if (is_k(t)) return {256, 512, 768, 2048};
   return plain;
-}
-
-// Random quants with small finite f16 scales (and minimums).
-std::vector<uint8_t> random_matrix(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
-  const DTypeTraits& tr = dtype_traits(t);
-  const int64_t blocks = rows * cols / tr.block_size;
-  std::vector<uint8_t> b(static_cast<size_t>(blocks * tr.block_bytes));
-  for (auto& x : b) x = static_cast<uint8_t>(rng());
-  std::uniform_real_distribution<float> sc(-0.05f, 0.05f);
-  // Where the f16 scales sit: d (and a minimum) at the start, Q6_K's d at the end.
-  const std::vector<int> halves = t == DType::Q6_K                                         ? std::vector<int>{208}
-                                  : t == DType::Q4_1 || t == DType::Q5_1 || is_k(t) ? std::vector<int>{0, 2}
-                                                                                            : std::vector<int>{0};
-  for (int64_t i = 0; i < blocks; ++i)
-    for (int at : halves) {
-      const uint16_t v = fp32_to_fp16(is_k(t) ? std::fabs(sc(rng)) * 0.1f : sc(rng));
-      std::memcpy(&b[static_cast<size_t>(i * tr.block_bytes + at)], &v, 2);
-    }
-  return b;
 }
 
 struct Packed {

@@ -1,0 +1,70 @@
+# The Vulkan backend (src/backends/vulkan): Vulkan headers (libvulkan-dev) to build, glslc to
+# compile the shaders to SPIR-V, embedded in the library. The loader is opened at run time,
+# so nothing links against it. MINNOW_VULKAN=AUTO builds it where both are found.
+set(MINNOW_VULKAN AUTO CACHE STRING "Build the Vulkan backend: ON, OFF or AUTO (where headers and glslc are found)")
+set(MINNOW_HAVE_VULKAN OFF)
+if(MINNOW_STATIC AND MINNOW_VULKAN STREQUAL "AUTO")
+  set(MINNOW_VULKAN OFF)  # a static executable cannot open the system's Vulkan loader
+endif()
+if(NOT MINNOW_VULKAN STREQUAL "OFF")
+  find_path(MINNOW_VULKAN_INCLUDE vulkan/vulkan.h)
+  find_program(MINNOW_GLSLC glslc)
+  if(MINNOW_VULKAN_INCLUDE AND MINNOW_GLSLC)
+    set(MINNOW_HAVE_VULKAN ON)
+  elseif(MINNOW_VULKAN STREQUAL "ON")
+    message(FATAL_ERROR "MINNOW_VULKAN=ON needs vulkan/vulkan.h (libvulkan-dev) and glslc")
+  else()
+    message(STATUS "minnow: Vulkan backend off (no vulkan/vulkan.h or glslc)")
+  endif()
+endif()
+
+file(GLOB MINNOW_VULKAN_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/backends/vulkan/*.cpp)
+if(NOT MINNOW_HAVE_VULKAN)
+  list(REMOVE_ITEM MINNOW_SOURCES ${MINNOW_VULKAN_SOURCES})
+else()
+  # Vulkan structures are written {sType} with the rest zeroed, as the API intends.
+  set_source_files_properties(${MINNOW_VULKAN_SOURCES} PROPERTIES COMPILE_OPTIONS -Wno-missing-field-initializers)
+endif()
+
+# Compiles the kernels and adds them (and the Vulkan headers) to target.
+function(minnow_add_vulkan_kernels target)
+
+# Each kernel: a name, its .comp file and the defines it is compiled with.
+set(MINNOW_VULKAN_KERNELS
+  "matvec_f32 matvec.comp TYPE_F32" "matvec_f16 matvec.comp TYPE_F16"
+  "matvec_q4_0 matvec.comp TYPE_Q4_0" "matvec_q4_1 matvec.comp TYPE_Q4_1"
+  "matvec_q5_0 matvec.comp TYPE_Q5_0" "matvec_q5_1 matvec.comp TYPE_Q5_1"
+  "matvec_q8_0 matvec.comp TYPE_Q8_0" "matvec_q4_k matvec.comp TYPE_Q4_K"
+  "matvec_q5_k matvec.comp TYPE_Q5_K" "matvec_q6_k matvec.comp TYPE_Q6_K"
+  "rmsnorm rmsnorm.comp" "add add.comp" "glu glu.comp" "rope rope.comp" "store_kv store_kv.comp"
+  "attention attention.comp")
+set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)
+set(gen_dir ${CMAKE_BINARY_DIR}/generated/vulkan)
+file(MAKE_DIRECTORY ${gen_dir})
+file(GLOB shader_headers CONFIGURE_DEPENDS ${shader_dir}/*.glsl)
+set(spirv_files "")
+set(arrays "")
+set(entries "")
+foreach(kernel ${MINNOW_VULKAN_KERNELS})
+  separate_arguments(parts UNIX_COMMAND "${kernel}")
+  list(POP_FRONT parts name source)
+  set(defines "")
+  foreach(d ${parts})
+    list(APPEND defines -D${d})
+  endforeach()
+  add_custom_command(OUTPUT ${gen_dir}/${name}.inc
+    COMMAND ${MINNOW_GLSLC} --target-env=vulkan1.1 -O -mfmt=num ${defines} -o ${gen_dir}/${name}.inc ${shader_dir}/${source}
+    DEPENDS ${shader_dir}/${source} ${shader_headers}
+    COMMENT "glslc ${name}")
+  list(APPEND spirv_files ${gen_dir}/${name}.inc)
+  string(APPEND arrays "const uint32_t k_${name}[] = {\n#include \"${name}.inc\"\n};\n")
+  string(APPEND entries "    {\"${name}\", k_${name}, sizeof(k_${name})},\n")
+endforeach()
+configure_file(${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders.cpp.in ${gen_dir}/shaders.cpp @ONLY)
+set_source_files_properties(${gen_dir}/shaders.cpp PROPERTIES OBJECT_DEPENDS "${spirv_files}")
+target_sources(${target} PRIVATE ${gen_dir}/shaders.cpp)
+target_include_directories(${target} PRIVATE ${gen_dir})
+target_include_directories(${target} PUBLIC ${MINNOW_VULKAN_INCLUDE})
+target_compile_definitions(${target} PUBLIC MINNOW_HAVE_VULKAN=1)
+target_link_libraries(${target} PUBLIC ${CMAKE_DL_LIBS})
+endfunction()

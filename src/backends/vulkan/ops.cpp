@@ -1,0 +1,155 @@
+#include "backends/vulkan/ops.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backends/vulkan/shaders.hpp"
+#include "base/error.hpp"
+
+namespace minnow::vulkan {
+namespace {
+
+const char* matvec_kernel(DType t) {
+  switch (t) {
+    case DType::F32: return "matvec_f32";
+    case DType::F16: return "matvec_f16";
+    case DType::Q4_0: return "matvec_q4_0";
+    case DType::Q4_1: return "matvec_q4_1";
+    case DType::Q5_0: return "matvec_q5_0";
+    case DType::Q5_1: return "matvec_q5_1";
+    case DType::Q8_0: return "matvec_q8_0";
+    case DType::Q4_K: return "matvec_q4_k";
+    case DType::Q5_K: return "matvec_q5_k";
+    case DType::Q6_K: return "matvec_q6_k";
+    default: return nullptr;
+  }
+}
+
+// Workgroups for n items, one each: x up to 65535 (the smallest limit Vulkan allows), then y.
+void groups_for(int64_t n, uint32_t& gx, uint32_t& gy) {
+  constexpr int64_t kMaxX = 65535;
+  gx = static_cast<uint32_t>(std::min(n, kMaxX));
+  gy = static_cast<uint32_t>((n + kMaxX - 1) / kMaxX);
+}
+
+// Workgroups of 256 threads for n threads, spread over x and y.
+void thread_groups(int64_t n, uint32_t& gx, uint32_t& gy) { groups_for((n + 255) / 256, gx, gy); }
+
+uint32_t to_u32(int64_t v, const char* what) {
+  if (v < 0 || v > std::numeric_limits<uint32_t>::max())
+    throw Error(std::string("vulkan: ") + what + " " + std::to_string(v) + " is out of range for the kernels");
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+bool matmul_supported(DType t) { return matvec_kernel(t) != nullptr; }
+
+const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) {
+  auto it = kernels_.find(name);
+  if (it != kernels_.end()) return *it->second;
+  const ShaderCode* code = find_shader(name);
+  if (code == nullptr) throw Error(std::string("vulkan: no kernel named ") + name + " in this build");
+  auto k = std::make_unique<Kernel>(dev_, *code, n_buffers, push_bytes);
+  return *kernels_.emplace(name, std::move(k)).first->second;
+}
+
+DeviceMatrix Ops::upload(const kernels::WeightView& w) {
+  if (!matmul_supported(w.type))
+    throw Error(std::string("vulkan: no matmul kernel for ") + dtype_name(w.type) + " weights");
+  if (w.data == nullptr) throw Error("vulkan: this matrix has no GGUF-layout rows to upload (a packed file)");
+  const int64_t block = dtype_traits(w.type).block_size;
+  if (w.cols % 32 != 0 || w.cols % block != 0)
+    throw Error("vulkan: rows of " + std::to_string(w.cols) + " values are not whole 32-value units");
+  DeviceMatrix m{w.type, w.rows, w.cols, w.row_bytes, {}};
+  const size_t bytes = w.row_bytes * static_cast<size_t>(w.rows);
+  to_u32(static_cast<int64_t>(bytes / 2), "matrix size in 16-bit words");
+  m.data = dev_.alloc(bytes, Memory::Device);
+  dev_.upload(m.data, w.data, bytes);
+  return m;
+}
+
+void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens) {
+  struct {
+    uint32_t rows, cols, row_u16, n_tokens;
+  } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
+         to_u32(n_tokens, "token count")};
+  if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
+  if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float) ||
+      y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float))
+    throw Error("vulkan: matmul buffers smaller than the shapes");
+  uint32_t gx, gy;
+  groups_for(w.rows, gx, gy);
+  s.dispatch(kernel(matvec_kernel(w.type), 3, sizeof push), {&w.data, &x, &y}, &push, gx, gy,
+             static_cast<uint32_t>(n_tokens));
+}
+
+void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,
+                  int64_t x_row0) {
+  struct {
+    uint32_t rows, d;
+    float eps;
+    uint32_t x_row0;
+  } push{to_u32(rows, "row count"), to_u32(d, "row length"), eps, to_u32(x_row0, "row")};
+  uint32_t gx, gy;
+  groups_for(rows, gx, gy);
+  s.dispatch(kernel("rmsnorm", 3, sizeof push), {&x, &gain, &y}, &push, gx, gy);
+}
+
+void Ops::add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period) {
+  struct {
+    uint32_t n, period;
+  } push{to_u32(n, "length"), to_u32(period, "period")};
+  uint32_t gx, gy;
+  thread_groups(n, gx, gy);
+  s.dispatch(kernel("add", 2, sizeof push), {&y, &b}, &push, gx, gy);
+}
+
+void Ops::glu(Stream& s, Buffer& gate, const Buffer& up, int64_t n, bool gelu) {
+  struct {
+    uint32_t n, gelu;
+  } push{to_u32(n, "length"), gelu ? 1u : 0u};
+  uint32_t gx, gy;
+  thread_groups(n, gx, gy);
+  s.dispatch(kernel("glu", 2, sizeof push), {&gate, &up}, &push, gx, gy);
+}
+
+void Ops::rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,
+               bool half_split) {
+  struct {
+    uint32_t n_tokens, n_heads, hd, half_split;
+  } push{to_u32(n_tokens, "token count"), to_u32(n_heads, "head count"), to_u32(hd, "head size"), half_split ? 1u : 0u};
+  uint32_t gx, gy;
+  thread_groups(n_tokens * n_heads * (hd / 2), gx, gy);
+  s.dispatch(kernel("rope", 3, sizeof push), {&x, &cos, &sin}, &push, gx, gy);
+}
+
+void Ops::store_kv(Stream& s, const Buffer& k, const Buffer& v, const Buffer& cos, const Buffer& sin, const Buffer& pos,
+                   Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split) {
+  struct {
+    uint32_t n_tokens, n_kv_heads, hd, half_split, layer_words, row_words;
+  } push{to_u32(n_tokens, "token count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
+         half_split ? 1u : 0u, kv.layer_words(layer), kv.row_words()};
+  uint32_t gx, gy;
+  thread_groups(n_tokens * kv.row_words(), gx, gy);
+  s.dispatch(kernel("store_kv", 7, sizeof push), {&k, &v, &cos, &sin, &pos, &k_cache, &v_cache}, &push, gx, gy);
+}
+
+void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
+                    Buffer& out, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a) {
+  if (kv.head_dim > 256 || kv.head_dim % 2 != 0) throw Error("vulkan: attention needs an even head size of at most 256");
+  if (kv.n_kv_heads <= 0 || a.n_heads % kv.n_kv_heads != 0) throw Error("vulkan: query heads must be a multiple of KV heads");
+  struct {
+    uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
+    float scale, softcap;
+    uint32_t window;
+  } push{to_u32(a.n_heads, "head count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
+         kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window")};
+  if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one attention pass");
+  s.dispatch(kernel("attention", 5, sizeof push), {&q, &k_cache, &v_cache, &pos, &out}, &push,
+             to_u32(a.n_heads, "head count"), static_cast<uint32_t>(n_tokens));
+}
+
+}  // namespace minnow::vulkan

@@ -1,0 +1,76 @@
+// The transformer's operations on a Vulkan device: matrices uploaded in GGUF's block
+// layout and the kernels that use them. Every kernel has the CPU's scalar code as its
+// reference (tests/unit/vulkan_kernels_test.cpp).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "backends/vulkan/device.hpp"
+#include "backends/vulkan/stream.hpp"
+#include "kernels/ops.hpp"
+
+namespace minnow::vulkan {
+
+// A weight matrix on the device: rows x cols of type, rows of row_bytes, as GGUF stores them.
+struct DeviceMatrix {
+  DType type;
+  int64_t rows = 0, cols = 0;
+  size_t row_bytes = 0;
+  Buffer data;
+};
+
+// Types the matmul kernels read.
+bool matmul_supported(DType t);
+
+class Ops {
+ public:
+  explicit Ops(Device& dev) : dev_(dev) {}
+  Device& device() { return dev_; }
+
+  // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
+  DeviceMatrix upload(const kernels::WeightView& w);
+
+  // y[t * w.rows + r] = W[r] . x[t * w.cols ..] for t < n_tokens.
+  void matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens);
+  // rows rows of d values: y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * gain.
+  void rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,
+               int64_t x_row0 = 0);
+  // y[i] += b[i % period] for i < n.
+  void add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period);
+  // gate = act(gate) * up over n values: SiLU, or GELU (tanh approximation) when gelu.
+  void glu(Stream& s, Buffer& gate, const Buffer& up, int64_t n, bool gelu);
+  // RoPE in place over n_tokens x n_heads heads of hd values with token t's angles at row t
+  // of cos / sin (hd / 2 each).
+  void rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,
+            bool half_split);
+
+  // The f16 KV cache of every layer: capacity positions of n_kv_heads * head_dim halves.
+  struct KvLayout {
+    int64_t n_kv_heads, head_dim, capacity;
+    uint32_t row_words() const { return static_cast<uint32_t>(n_kv_heads * head_dim / 2); }
+    uint32_t layer_words(int layer) const { return static_cast<uint32_t>(layer * capacity) * row_words(); }
+  };
+  // Token t's keys (rotated as rope does) and values, rounded to f16, into position pos[t]
+  // of layer's rows of the caches.
+  void store_kv(Stream& s, const Buffer& k, const Buffer& v, const Buffer& cos, const Buffer& sin, const Buffer& pos,
+                Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split);
+  struct AttentionParams {
+    int64_t n_heads;
+    float scale, softcap;  // softcap 0: off
+    int window;            // 0: every earlier position
+  };
+  // out (n_tokens x n_heads x head_dim) = attention of each query head of q over positions
+  // up to pos[t] of its KV head in layer's rows of the caches.
+  void attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos, Buffer& out,
+                 const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a);
+
+ private:
+  const Kernel& kernel(const char* name, int n_buffers, uint32_t push_bytes);
+
+  Device& dev_;
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+};
+
+}  // namespace minnow::vulkan

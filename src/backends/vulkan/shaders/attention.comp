@@ -1,0 +1,97 @@
+#version 450
+// Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
+// its KV head, in tiles of 64 with an online softmax. One workgroup per (head, token).
+layout(local_size_x = 64) in;
+layout(binding = 0, std430) readonly buffer Q { float q[]; };
+layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
+layout(binding = 2, std430) readonly buffer VCache { uint vc[]; };
+layout(binding = 3, std430) readonly buffer Pos { uint pos[]; };
+layout(binding = 4, std430) writeonly buffer Out { float o[]; };
+layout(push_constant) uniform Push {
+  uint n_heads, n_kv_heads, hd;
+  uint layer_words, row_words;
+  float scale, softcap;
+  uint window;  // positions a query sees, itself included; 0: all
+} p;
+
+const uint kMaxHeadDim = 256u;
+shared float qs[kMaxHeadDim];
+shared float scores[64];
+shared float red[64];
+
+float reduce_max(float v, uint lid) {
+  red[lid] = v;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (lid < s) red[lid] = max(red[lid], red[lid + s]);
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+
+float reduce_sum(float v, uint lid) {
+  red[lid] = v;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (lid < s) red[lid] += red[lid + s];
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, lid = gl_LocalInvocationID.x;
+  const uint kvh = h / (p.n_heads / p.n_kv_heads);
+  const uint hd = p.hd, half_hd = hd / 2u;
+  const uint last = pos[t];
+  const uint first = (p.window > 0u && last + 1u > p.window) ? last + 1u - p.window : 0u;
+  const uint qbase = (t * p.n_heads + h) * hd;
+  for (uint i = lid; i < hd; i += 64u) qs[i] = q[qbase + i];
+  barrier();
+
+  float m = -1.0 / 0.0, l = 0.0;
+  float acc[kMaxHeadDim / 64u];
+  for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) acc[c] = 0.0;
+  const uint head_words = p.layer_words + kvh * half_hd;
+  for (uint tile = first; tile <= last; tile += 64u) {
+    const uint j = tile + lid;
+    float s = -1.0 / 0.0;
+    if (j <= last) {
+      const uint row = head_words + j * p.row_words;
+      float dot = 0.0;
+      for (uint i = 0u; i < half_hd; ++i) {
+        const vec2 kv = unpackHalf2x16(kc[row + i]);
+        dot += qs[2u * i] * kv.x + qs[2u * i + 1u] * kv.y;
+      }
+      s = dot * p.scale;
+      if (p.softcap > 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
+    }
+    const float m_new = max(m, reduce_max(s, lid));
+    const float e = j <= last ? exp(s - m_new) : 0.0;
+    scores[lid] = e;
+    const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
+    l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
+    m = m_new;
+    const uint n = min(64u, last + 1u - tile);
+    for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
+      const uint d = lid + 64u * c;
+      if (d >= hd) break;
+      float a = acc[c] * factor;
+      const uint word = head_words + (d >> 1), odd = d & 1u;
+      for (uint jj = 0u; jj < n; ++jj) {
+        const vec2 vv = unpackHalf2x16(vc[word + (tile + jj) * p.row_words]);
+        a += scores[jj] * (odd != 0u ? vv.y : vv.x);
+      }
+      acc[c] = a;
+    }
+    barrier();  // scores[] is rewritten by the next tile
+  }
+  for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
+    const uint d = lid + 64u * c;
+    if (d < hd) o[qbase + d] = acc[c] / l;
+  }
+}

@@ -1,0 +1,41 @@
+#version 450
+// The f16 KV cache write: token t's keys, rotated by RoPE, and its values, rounded to f16,
+// into the cache rows of position pos[t]. One thread per pair of values (one 32-bit word).
+layout(local_size_x = 256) in;
+layout(binding = 0, std430) readonly buffer K { float k[]; };
+layout(binding = 1, std430) readonly buffer V { float v[]; };
+layout(binding = 2, std430) readonly buffer Cos { float cs[]; };
+layout(binding = 3, std430) readonly buffer Sin { float sn[]; };
+layout(binding = 4, std430) readonly buffer Pos { uint pos[]; };
+layout(binding = 5, std430) writeonly buffer KCache { uint kc[]; };
+layout(binding = 6, std430) writeonly buffer VCache { uint vc[]; };
+layout(push_constant) uniform Push {
+  uint n_tokens, n_kv_heads, hd, half_split;
+  uint layer_words;  // the layer's first word in the caches
+  uint row_words;    // words per position (n_kv_heads * hd / 2)
+} p;
+
+// Key element e of the head at k[base..] after RoPE with the angles at row `ang` of the
+// tables: pairs (2i, 2i + 1), or (i, i + hd / 2) when half_split, as the CPU's rope.
+float rotated_k(uint base, uint e, uint ang) {
+  const uint half_dim = p.hd / 2u;
+  const bool split = p.half_split != 0u;
+  const bool second = split ? e >= half_dim : (e & 1u) != 0u;
+  const uint i = split ? (second ? e - half_dim : e) : e >> 1;
+  const uint a = split ? i : 2u * i, b = split ? i + half_dim : 2u * i + 1u;
+  const float c = cs[ang + i], s = sn[ang + i], xa = k[base + a], xb = k[base + b];
+  return second ? xa * s + xb * c : xa * c - xb * s;
+}
+
+void main() {
+  const uint words = p.row_words;
+  const uint id = gl_GlobalInvocationID.x + gl_NumWorkGroups.x * 256u * gl_GlobalInvocationID.y;
+  if (id >= p.n_tokens * words) return;
+  const uint t = id / words, w = id % words;
+  const uint head = (2u * w) / p.hd, e = (2u * w) % p.hd;
+  const uint base = t * words * 2u + head * p.hd, ang = t * (p.hd / 2u);
+  const float k0 = rotated_k(base, e, ang), k1 = rotated_k(base, e + 1u, ang);
+  const uint at = p.layer_words + pos[t] * words + w;
+  kc[at] = packHalf2x16(vec2(k0, k1));
+  vc[at] = packHalf2x16(vec2(v[base + e], v[base + e + 1u]));
+}

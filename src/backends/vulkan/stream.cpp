@@ -1,0 +1,204 @@
+#include "backends/vulkan/stream.hpp"
+
+#include <string>
+
+#include "base/error.hpp"
+
+namespace minnow::vulkan {
+
+constexpr uint32_t kSetsPerPool = 512;
+constexpr uint32_t kMaxBuffersPerKernel = 8;
+
+Kernel::Kernel(Device& dev, const ShaderCode& code, int n_buffers, uint32_t push_bytes)
+    : dev_(dev), name_(code.name), n_buffers_(n_buffers), push_bytes_(push_bytes) {
+  if (n_buffers < 1 || static_cast<uint32_t>(n_buffers) > kMaxBuffersPerKernel)
+    throw Error(std::string("vulkan: kernel ") + code.name + " binds too many buffers");
+  const DeviceApi& a = dev.api();
+  VkDescriptorSetLayoutBinding bindings[kMaxBuffersPerKernel]{};
+  for (int i = 0; i < n_buffers; ++i) {
+    bindings[i].binding = static_cast<uint32_t>(i);
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dli.bindingCount = static_cast<uint32_t>(n_buffers);
+  dli.pBindings = bindings;
+  VkShaderModule module = VK_NULL_HANDLE;
+  try {
+    check(a.vkCreateDescriptorSetLayout(dev.handle(), &dli, nullptr, &set_layout_), "creating a descriptor set layout");
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &set_layout_;
+    pli.pushConstantRangeCount = push_bytes > 0 ? 1 : 0;
+    pli.pPushConstantRanges = &range;
+    check(a.vkCreatePipelineLayout(dev.handle(), &pli, nullptr, &layout_), "creating a pipeline layout");
+    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    smi.codeSize = code.bytes;
+    smi.pCode = code.words;
+    check(a.vkCreateShaderModule(dev.handle(), &smi, nullptr, &module), "loading a shader");
+    VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    cpi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cpi.stage.module = module;
+    cpi.stage.pName = "main";
+    cpi.layout = layout_;
+    const VkResult r = a.vkCreateComputePipelines(dev.handle(), VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline_);
+    a.vkDestroyShaderModule(dev.handle(), module, nullptr);
+    check(r, (std::string("building kernel ") + code.name).c_str());
+  } catch (...) {
+    destroy();
+    throw;
+  }
+}
+
+Kernel::~Kernel() { destroy(); }
+
+void Kernel::destroy() {
+  const DeviceApi& a = dev_.api();
+  if (pipeline_ != VK_NULL_HANDLE) a.vkDestroyPipeline(dev_.handle(), pipeline_, nullptr);
+  if (layout_ != VK_NULL_HANDLE) a.vkDestroyPipelineLayout(dev_.handle(), layout_, nullptr);
+  if (set_layout_ != VK_NULL_HANDLE) a.vkDestroyDescriptorSetLayout(dev_.handle(), set_layout_, nullptr);
+  pipeline_ = VK_NULL_HANDLE, layout_ = VK_NULL_HANDLE, set_layout_ = VK_NULL_HANDLE;
+}
+
+Stream::Stream(Device& dev) : dev_(dev) {
+  const DeviceApi& a = dev.api();
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = dev.queue_family();
+  check(a.vkCreateCommandPool(dev.handle(), &pci, nullptr, &pool_), "creating a command pool");
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  try {
+    check(a.vkAllocateCommandBuffers(dev.handle(), &cai, &cmd_), "allocating a command buffer");
+    check(a.vkCreateFence(dev.handle(), &fci, nullptr, &fence_), "creating a fence");
+  } catch (...) {
+    destroy();
+    throw;
+  }
+}
+
+Stream::~Stream() { destroy(); }
+
+void Stream::destroy() {
+  const DeviceApi& a = dev_.api();
+  if (recording_) a.vkEndCommandBuffer(cmd_);
+  for (VkDescriptorPool p : set_pools_) a.vkDestroyDescriptorPool(dev_.handle(), p, nullptr);
+  set_pools_.clear();
+  if (fence_ != VK_NULL_HANDLE) a.vkDestroyFence(dev_.handle(), fence_, nullptr);
+  if (pool_ != VK_NULL_HANDLE) a.vkDestroyCommandPool(dev_.handle(), pool_, nullptr);
+  fence_ = VK_NULL_HANDLE, pool_ = VK_NULL_HANDLE;
+}
+
+void Stream::begin() {
+  if (recording_) return;
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(dev_.api().vkBeginCommandBuffer(cmd_, &bi), "recording commands");
+  recording_ = true;
+}
+
+VkDescriptorSet Stream::allocate_set(VkDescriptorSetLayout layout) {
+  const DeviceApi& a = dev_.api();
+  for (;;) {
+    if (set_pool_in_use_ == set_pools_.size()) {
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBuffersPerKernel};
+      VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      dpi.maxSets = kSetsPerPool;
+      dpi.poolSizeCount = 1;
+      dpi.pPoolSizes = &size;
+      VkDescriptorPool p = VK_NULL_HANDLE;
+      check(a.vkCreateDescriptorPool(dev_.handle(), &dpi, nullptr, &p), "creating a descriptor pool");
+      set_pools_.push_back(p);
+    }
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = set_pools_[set_pool_in_use_];
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    const VkResult r = a.vkAllocateDescriptorSets(dev_.handle(), &ai, &set);
+    if (r == VK_SUCCESS) return set;
+    if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL) check(r, "allocating a descriptor set");
+    ++set_pool_in_use_;  // this pool is full: the next one
+  }
+}
+
+void Stream::dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, const void* push, uint32_t gx,
+                      uint32_t gy, uint32_t gz) {
+  if (static_cast<int>(buffers.size()) != k.n_buffers_)
+    throw Error(std::string("vulkan: kernel ") + k.name_ + " takes " + std::to_string(k.n_buffers_) + " buffers, not " +
+                std::to_string(buffers.size()));
+  if (gx == 0 || gy == 0 || gz == 0) return;
+  begin();
+  const DeviceApi& a = dev_.api();
+  VkDescriptorSet set = allocate_set(k.set_layout_);
+  VkDescriptorBufferInfo infos[kMaxBuffersPerKernel]{};
+  VkWriteDescriptorSet writes[kMaxBuffersPerKernel]{};
+  uint32_t i = 0;
+  for (const Buffer* b : buffers) {
+    infos[i] = {b->handle(), 0, VK_WHOLE_SIZE};
+    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+    ++i;
+  }
+  a.vkUpdateDescriptorSets(dev_.handle(), i, writes, 0, nullptr);
+  a.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline_);
+  a.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout_, 0, 1, &set, 0, nullptr);
+  if (k.push_bytes_ > 0) a.vkCmdPushConstants(cmd_, k.layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, k.push_bytes_, push);
+  a.vkCmdDispatch(cmd_, gx, gy, gz);
+  ++recorded_;
+}
+
+void Stream::copy(const Buffer& src, size_t src_offset, Buffer& dst, size_t dst_offset, size_t bytes) {
+  if (bytes == 0) return;
+  if (src_offset + bytes > src.size() || dst_offset + bytes > dst.size()) throw Error("vulkan: copy past the end of a buffer");
+  begin();
+  VkBufferCopy region{src_offset, dst_offset, bytes};
+  dev_.api().vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+}
+
+void Stream::barrier() {
+  begin();
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+  dev_.api().vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                                  nullptr, 0, nullptr);
+}
+
+void Stream::submit_and_wait() {
+  if (!recording_) return;
+  const DeviceApi& a = dev_.api();
+  // Results are read by the host (mapped memory) after this.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  a.vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  recording_ = false;
+  check(a.vkEndCommandBuffer(cmd_), "recording commands");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd_;
+  check(a.vkQueueSubmit(dev_.queue(), 1, &si, fence_), "submitting commands");
+  const VkResult waited = a.vkWaitForFences(dev_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX);
+  check(waited, "waiting for the device");
+  check(a.vkResetFences(dev_.handle(), 1, &fence_), "resetting a fence");
+  check(a.vkResetCommandBuffer(cmd_, 0), "resetting a command buffer");
+  for (size_t p = 0; p < set_pools_.size() && p <= set_pool_in_use_; ++p)
+    a.vkResetDescriptorPool(dev_.handle(), set_pools_[p], 0);
+  set_pool_in_use_ = 0;
+  recorded_ = 0;
+}
+
+}  // namespace minnow::vulkan

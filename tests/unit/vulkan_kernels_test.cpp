@@ -1,0 +1,413 @@
+// The Vulkan kernels against the CPU's scalar code, on whatever device the system has
+// (CI: Mesa's lavapipe). Without a Vulkan device the tests skip, unless
+// MINNOW_REQUIRE_VULKAN=1 (make test sets it) makes that a failure.
+#if MINNOW_HAVE_VULKAN
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "backends/vulkan/ops.hpp"
+#include "base/error.hpp"
+#include "kernels/ops.hpp"
+#include "random_quants.hpp"
+#include "tensor/fp16.hpp"
+
+using namespace minnow;
+using namespace minnow::vulkan;
+
+namespace {
+
+Device* shared_device() {
+  static std::unique_ptr<Device> dev;
+  static std::string failure;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    try {
+      dev = Device::open(0);
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  }
+  if (!dev) {
+    const char* require = std::getenv("MINNOW_REQUIRE_VULKAN");
+    if (require != nullptr && std::string(require) == "1") ADD_FAILURE() << "no Vulkan device: " << failure;
+  }
+  return dev.get();
+}
+
+#define NEED_DEVICE()                                 \
+  Device* dev = shared_device();                      \
+  if (dev == nullptr) GTEST_SKIP() << "no Vulkan device"
+
+std::vector<uint8_t> random_rows(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
+  if (t == DType::F32 || t == DType::F16) {
+    std::normal_distribution<float> d(0.0f, 0.5f);
+    std::vector<uint8_t> b(static_cast<size_t>(rows * cols) * (t == DType::F32 ? 4 : 2));
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      const float v = d(rng);
+      if (t == DType::F32)
+        std::memcpy(&b[static_cast<size_t>(i) * 4], &v, 4);
+      else {
+        const uint16_t h = fp32_to_fp16(v);
+        std::memcpy(&b[static_cast<size_t>(i) * 2], &h, 2);
+      }
+    }
+    return b;
+  }
+  return test_util::random_matrix(t, rows, cols, rng);
+}
+
+Buffer upload_floats(Device& dev, const std::vector<float>& v) {
+  Buffer b = dev.alloc(v.size() * sizeof(float), Memory::Device);
+  dev.upload(b, v.data(), v.size() * sizeof(float));
+  return b;
+}
+
+std::vector<float> download_floats(Device& dev, const Buffer& b, size_t n) {
+  std::vector<float> v(n);
+  dev.download(b, v.data(), n * sizeof(float));
+  return v;
+}
+
+// One matmul on the device against dequantize + dot in double on the CPU.
+void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, int64_t n_tokens, std::mt19937& rng) {
+  SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + ", " +
+               std::to_string(n_tokens) + " tokens");
+  const DTypeTraits& tr = dtype_traits(t);
+  const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
+  std::vector<uint8_t> w = random_rows(t, rows, cols, rng);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n_tokens * cols));
+  for (float& v : x) v = d(rng);
+
+  const kernels::WeightView view{t, w.data(), rows, cols, row_bytes};
+  DeviceMatrix m = ops.upload(view);
+  Buffer xb = upload_floats(dev, x);
+  Buffer yb = dev.alloc(static_cast<size_t>(n_tokens * rows) * sizeof(float), Memory::Readback);
+  Stream s(dev);
+  ops.matmul(s, m, xb, yb, n_tokens);
+  s.submit_and_wait();
+  const std::vector<float> y = download_floats(dev, yb, static_cast<size_t>(n_tokens * rows));
+
+  std::vector<float> row(static_cast<size_t>(cols));
+  int bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    tr.dequantize(w.data() + static_cast<size_t>(r) * row_bytes, row.data(), cols / tr.block_size);
+    for (int64_t tok = 0; tok < n_tokens; ++tok) {
+      double ref = 0, mag = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const double p = static_cast<double>(row[static_cast<size_t>(c)]) * x[static_cast<size_t>(tok * cols + c)];
+        ref += p;
+        mag += std::fabs(p);
+      }
+      const double got = y[static_cast<size_t>(tok * rows + r)];
+      if (!(std::fabs(got - ref) <= 2e-5 * mag + 1e-6) && bad++ < 5)
+        ADD_FAILURE() << "row " << r << " token " << tok << ": " << got << " vs " << ref << " (|terms| " << mag << ")";
+    }
+  }
+}
+
+constexpr DType kMatmulTypes[] = {DType::F32,  DType::F16,  DType::Q4_0, DType::Q4_1, DType::Q5_0,
+                                  DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(7);
+  for (DType t : kMatmulTypes) {
+    const bool k = test_util::is_k_quant(t);
+    // Column counts that are not a multiple of the 64 threads' stride, row counts that are
+    // not a multiple of anything.
+    const std::vector<int64_t> widths = k ? std::vector<int64_t>{256, 768, 2304} : std::vector<int64_t>{32, 96, 800, 2080};
+    for (int64_t cols : widths)
+      for (int64_t rows : {1, 7, 67})
+        for (int64_t n_tokens : {1, 3}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng);
+  }
+}
+
+TEST(VulkanKernels, MatmulMoreRowsThanOneGridDimension) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(8);
+  check_matmul(*dev, ops, DType::Q8_0, 65535 + 77, 32, 1, rng);
+}
+
+TEST(VulkanKernels, RmsNormMatchesScalar) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> d(0.0f, 2.0f);
+  for (int64_t dim : {1, 63, 576, 1537})
+    for (int64_t rows : {1, 5}) {
+      std::vector<float> x(static_cast<size_t>(rows * dim)), g(static_cast<size_t>(dim)), ref(x.size());
+      for (float& v : x) v = d(rng);
+      for (float& v : g) v = d(rng);
+      kernels::ref_kernels().rmsnorm(x.data(), g.data(), ref.data(), rows, dim, 1e-6f);
+      Buffer xb = upload_floats(*dev, x), gb = upload_floats(*dev, g);
+      Buffer yb = dev->alloc(x.size() * sizeof(float), Memory::Readback);
+      Stream s(*dev);
+      ops.rmsnorm(s, xb, gb, yb, rows, dim, 1e-6f);
+      s.submit_and_wait();
+      const std::vector<float> y = download_floats(*dev, yb, x.size());
+      for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-5f * (1.0f + std::fabs(ref[i]))) << i;
+    }
+}
+
+// Dispatches in one stream, separated by barriers, see each other's results: norm, then
+// a matmul of the normed rows, then a second matmul of that, submitted once.
+TEST(VulkanKernels, OneStreamChainsDispatches) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(10);
+  const int64_t dim = 96, hidden = 64, tokens = 2;
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(tokens * dim)), g(static_cast<size_t>(dim));
+  for (float& v : x) v = d(rng);
+  for (float& v : g) v = 1.0f + 0.1f * d(rng);
+  std::vector<uint8_t> w1 = test_util::random_matrix(DType::Q8_0, hidden, dim, rng);
+  std::vector<uint8_t> w2 = test_util::random_matrix(DType::Q4_0, dim, hidden, rng);
+  const kernels::WeightView v1{DType::Q8_0, w1.data(), hidden, dim, static_cast<size_t>(dim / 32 * 34)};
+  const kernels::WeightView v2{DType::Q4_0, w2.data(), dim, hidden, static_cast<size_t>(hidden / 32 * 18)};
+
+  // CPU: the scalar kernels.
+  std::vector<float> n(x.size()), h(static_cast<size_t>(tokens * hidden)), out(x.size()), row(static_cast<size_t>(dim));
+  kernels::ref_kernels().rmsnorm(x.data(), g.data(), n.data(), tokens, dim, 1e-5f);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t r = 0; r < hidden; ++r) {
+      kernels::dequantize_row(v1, r, row.data());
+      double s = 0;
+      for (int64_t c = 0; c < dim; ++c) s += static_cast<double>(row[static_cast<size_t>(c)]) * n[static_cast<size_t>(t * dim + c)];
+      h[static_cast<size_t>(t * hidden + r)] = static_cast<float>(s);
+    }
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t r = 0; r < dim; ++r) {
+      kernels::dequantize_row(v2, r, row.data());
+      double s = 0;
+      for (int64_t c = 0; c < hidden; ++c) s += static_cast<double>(row[static_cast<size_t>(c)]) * h[static_cast<size_t>(t * hidden + c)];
+      out[static_cast<size_t>(t * dim + r)] = static_cast<float>(s);
+    }
+
+  DeviceMatrix m1 = ops.upload(v1), m2 = ops.upload(v2);
+  Buffer xb = upload_floats(*dev, x), gb = upload_floats(*dev, g);
+  Buffer nb = dev->alloc(x.size() * 4, Memory::Device), hb = dev->alloc(h.size() * 4, Memory::Device);
+  Buffer yb = dev->alloc(x.size() * 4, Memory::Readback);
+  Stream s(*dev);
+  ops.rmsnorm(s, xb, gb, nb, tokens, dim, 1e-5f);
+  s.barrier();
+  ops.matmul(s, m1, nb, hb, tokens);
+  s.barrier();
+  ops.matmul(s, m2, hb, yb, tokens);
+  s.submit_and_wait();
+  const std::vector<float> y = download_floats(*dev, yb, x.size());
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], out[i], 1e-3f * (1.0f + std::fabs(out[i]))) << i;
+}
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng, float sd = 1.0f) {
+  std::normal_distribution<float> d(0.0f, sd);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= rel * (1.0f + std::fabs(want[i]))) && bad++ < 5)
+      ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
+}
+
+TEST(VulkanKernels, AddAndGluMatchScalar) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(11);
+  for (int64_t n : {1, 255, 256, 1000, 70001}) {
+    const int64_t period = n % 7 == 0 ? n : std::max<int64_t>(1, n / 5);
+    std::vector<float> y = random_floats(static_cast<size_t>(n), rng), b = random_floats(static_cast<size_t>(period), rng);
+    std::vector<float> want = y;
+    for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] += b[static_cast<size_t>(i % period)];
+    Buffer yb = upload_floats(*dev, y), bb = upload_floats(*dev, b);
+    Stream s(*dev);
+    ops.add(s, yb, bb, n, period);
+    s.submit_and_wait();
+    expect_close(download_floats(*dev, yb, y.size()), want, 1e-6f, "add");
+
+    for (bool gelu : {false, true}) {
+      std::vector<float> g = random_floats(static_cast<size_t>(n), rng, 4.0f), u = random_floats(static_cast<size_t>(n), rng);
+      std::vector<float> ref(g.size());
+      (gelu ? kernels::ref_kernels().glu_gelu_tanh : kernels::ref_kernels().glu_silu)(g.data(), u.data(), ref.data(), n);
+      Buffer gb = upload_floats(*dev, g), ub = upload_floats(*dev, u);
+      Stream s2(*dev);
+      ops.glu(s2, gb, ub, n, gelu);
+      s2.submit_and_wait();
+      expect_close(download_floats(*dev, gb, g.size()), ref, 2e-6f, gelu ? "geglu" : "swiglu");
+    }
+  }
+}
+
+// Angle tables for tokens at the given positions, as the CPU's transformer makes them.
+void angle_tables(const std::vector<uint32_t>& pos, int64_t hd, std::vector<float>& cs, std::vector<float>& sn) {
+  const int64_t half = hd / 2;
+  cs.assign(pos.size() * static_cast<size_t>(half), 0.0f);
+  sn = cs;
+  for (size_t t = 0; t < pos.size(); ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const float inv = std::pow(10000.0f, -2.0f * static_cast<float>(i) / static_cast<float>(hd));
+      const float a = static_cast<float>(pos[t]) * inv;
+      cs[t * static_cast<size_t>(half) + static_cast<size_t>(i)] = std::cos(a);
+      sn[t * static_cast<size_t>(half) + static_cast<size_t>(i)] = std::sin(a);
+    }
+}
+
+Buffer upload_words(Device& dev, const std::vector<uint32_t>& v) {
+  Buffer b = dev.alloc(v.size() * 4, Memory::Device);
+  dev.upload(b, v.data(), v.size() * 4);
+  return b;
+}
+
+TEST(VulkanKernels, RopeAndKvStoreMatchScalar) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(12);
+  const kernels::KernelTable& ref = kernels::ref_kernels();
+  for (bool half_split : {false, true})
+    for (int64_t hd : {2, 64, 80, 128})
+      for (int64_t heads : {1, 3}) {
+        SCOPED_TRACE("hd " + std::to_string(hd) + " heads " + std::to_string(heads) + (half_split ? " neox" : ""));
+        const std::vector<uint32_t> pos = {0, 5, 6, 17};
+        const int64_t n = static_cast<int64_t>(pos.size()), row = heads * hd, half = hd / 2;
+        std::vector<float> cs, sn;
+        angle_tables(pos, hd, cs, sn);
+        std::vector<float> x = random_floats(static_cast<size_t>(n * row), rng), want = x;
+        for (int64_t t = 0; t < n; ++t)
+          ref.rope(&want[static_cast<size_t>(t * row)], heads, hd, &cs[static_cast<size_t>(t * half)],
+                   &sn[static_cast<size_t>(t * half)], half_split);
+        Buffer xb = upload_floats(*dev, x), cb = upload_floats(*dev, cs), sb = upload_floats(*dev, sn);
+        Stream s(*dev);
+        ops.rope(s, xb, cb, sb, n, heads, hd, half_split);
+        s.submit_and_wait();
+        expect_close(download_floats(*dev, xb, x.size()), want, 1e-5f, "rope");
+
+        // The cache write, at layer 1 of 2 with room for 20 positions.
+        const Ops::KvLayout kv{heads, hd, 20};
+        std::vector<float> k = random_floats(static_cast<size_t>(n * row), rng), v = random_floats(static_cast<size_t>(n * row), rng);
+        std::vector<uint16_t> kc(static_cast<size_t>(2 * 20 * row)), vc(kc.size());
+        for (int64_t t = 0; t < n; ++t) {
+          const size_t at = static_cast<size_t>((20 + pos[static_cast<size_t>(t)]) * row);
+          ref.rope_store_kv_f16(&k[static_cast<size_t>(t * row)], &v[static_cast<size_t>(t * row)], heads, hd,
+                                &cs[static_cast<size_t>(t * half)], &sn[static_cast<size_t>(t * half)], half_split,
+                                &kc[at], &vc[at]);
+        }
+        Buffer kb = upload_floats(*dev, k), vb = upload_floats(*dev, v), pb = upload_words(*dev, pos);
+        Buffer kcb = dev->alloc(kc.size() * 2, Memory::Device), vcb = dev->alloc(vc.size() * 2, Memory::Device);
+        const std::vector<uint16_t> zeros(kc.size(), 0);
+        dev->upload(kcb, zeros.data(), zeros.size() * 2);
+        dev->upload(vcb, zeros.data(), zeros.size() * 2);
+        Stream s2(*dev);
+        ops.store_kv(s2, kb, vb, cb, sb, pb, kcb, vcb, kv, 1, n, half_split);
+        s2.submit_and_wait();
+        std::vector<uint16_t> kg(kc.size()), vg(vc.size());
+        dev->download(kcb, kg.data(), kg.size() * 2);
+        dev->download(vcb, vg.data(), vg.size() * 2);
+        std::vector<float> kgf(kg.size()), kcf(kc.size()), vgf(vg.size()), vcf(vc.size());
+        for (size_t i = 0; i < kg.size(); ++i) {
+          kgf[i] = fp16_to_fp32(kg[i]), kcf[i] = fp16_to_fp32(kc[i]);
+          vgf[i] = fp16_to_fp32(vg[i]), vcf[i] = fp16_to_fp32(vc[i]);
+        }
+        expect_close(kgf, kcf, 1e-3f, "k cache");  // one f16 rounding step at most
+        expect_close(vgf, vcf, 0.0f, "v cache");
+      }
+}
+
+// Attention over an f16 cache against softmax(q k / sqrt(hd)) v in double, with grouped
+// heads, a sliding window and soft-capping.
+TEST(VulkanKernels, AttentionMatchesDirectSoftmax) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(13);
+  struct Case {
+    int64_t n_heads, n_kv_heads, hd, positions;
+    int window;
+    float softcap;
+  };
+  for (const Case& c : {Case{1, 1, 64, 1, 0, 0.0f}, Case{9, 3, 64, 70, 0, 0.0f}, Case{4, 1, 256, 130, 0, 0.0f},
+                        Case{2, 2, 80, 200, 33, 0.0f}, Case{4, 2, 32, 65, 0, 5.0f}}) {
+    SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " + std::to_string(c.hd) +
+                 " positions " + std::to_string(c.positions));
+    const int64_t kvd = c.n_kv_heads * c.hd, layers = 2, layer = 1;
+    const Ops::KvLayout kv{c.n_kv_heads, c.hd, c.positions + 3};
+    std::vector<uint16_t> kc(static_cast<size_t>(layers * kv.capacity * kvd)), vc(kc.size());
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    for (size_t i = 0; i < kc.size(); ++i) kc[i] = fp32_to_fp16(d(rng)), vc[i] = fp32_to_fp16(d(rng));
+    // Queries of the last positions and of position 0.
+    std::vector<uint32_t> pos = {0, static_cast<uint32_t>(c.positions - 1)};
+    if (c.positions > 2) pos.insert(pos.begin() + 1, static_cast<uint32_t>(c.positions / 2));
+    const int64_t n = static_cast<int64_t>(pos.size());
+    std::vector<float> q = random_floats(static_cast<size_t>(n * c.n_heads * c.hd), rng);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.hd));
+    std::vector<float> want(q.size());
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < c.n_heads; ++h) {
+        const int64_t kvh = h / (c.n_heads / c.n_kv_heads), last = pos[static_cast<size_t>(t)];
+        const int64_t first = c.window > 0 ? std::max<int64_t>(0, last + 1 - c.window) : 0;
+        std::vector<double> sc;
+        double mx = -1e300;
+        for (int64_t j = first; j <= last; ++j) {
+          double dot = 0;
+          const size_t row = static_cast<size_t>((layer * kv.capacity + j) * kvd + kvh * c.hd);
+          for (int64_t i = 0; i < c.hd; ++i)
+            dot += static_cast<double>(q[static_cast<size_t>((t * c.n_heads + h) * c.hd + i)]) * fp16_to_fp32(kc[row + static_cast<size_t>(i)]);
+          double x = dot * scale;
+          if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+          sc.push_back(x);
+          mx = std::max(mx, x);
+        }
+        double sum = 0;
+        for (double& x : sc) sum += (x = std::exp(x - mx));
+        for (int64_t i = 0; i < c.hd; ++i) {
+          double o = 0;
+          for (int64_t j = first; j <= last; ++j)
+            o += sc[static_cast<size_t>(j - first)] *
+                 fp16_to_fp32(vc[static_cast<size_t>((layer * kv.capacity + j) * kvd + kvh * c.hd + i)]);
+          want[static_cast<size_t>((t * c.n_heads + h) * c.hd + i)] = static_cast<float>(o / sum);
+        }
+      }
+    Buffer qb = upload_floats(*dev, q), pb = upload_words(*dev, pos);
+    Buffer kcb = dev->alloc(kc.size() * 2, Memory::Device), vcb = dev->alloc(vc.size() * 2, Memory::Device);
+    dev->upload(kcb, kc.data(), kc.size() * 2);
+    dev->upload(vcb, vc.data(), vc.size() * 2);
+    Buffer ob = dev->alloc(q.size() * 4, Memory::Readback);
+    Stream s(*dev);
+    ops.attention(s, qb, kcb, vcb, pb, ob, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
+    s.submit_and_wait();
+    expect_close(download_floats(*dev, ob, q.size()), want, 2e-5f, "attention");
+  }
+}
+
+TEST(VulkanKernels, RefusesWhatNoKernelReads) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::vector<uint8_t> w(84 * 2);
+  const kernels::WeightView q2k{DType::Q2_K, w.data(), 2, 256, 84};
+  EXPECT_THROW(ops.upload(q2k), Error);
+  std::vector<uint8_t> f(48 * 4);
+  const kernels::WeightView odd{DType::F32, f.data(), 1, 48, 192};  // not whole 32-value units
+  EXPECT_THROW(ops.upload(odd), Error);
+}
+
+TEST(VulkanDevices, ListedDevicesDescribeThemselves) {
+  NEED_DEVICE();
+  const std::vector<DeviceInfo> all = list_devices();
+  ASSERT_FALSE(all.empty());
+  EXPECT_FALSE(all[0].name.empty());
+  EXPECT_GT(all[0].subgroup_size, 0u);
+  EXPECT_THROW(Device::open(static_cast<int>(all.size())), Error);
+}
+
+}  // namespace
+#endif  // MINNOW_HAVE_VULKAN
