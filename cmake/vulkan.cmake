@@ -31,13 +31,12 @@ function(minnow_add_vulkan_kernels target)
 
 # Each kernel: a name, its .comp file and the defines it is compiled with.
 set(MINNOW_VULKAN_KERNELS
-  "matvec_f32 matvec.comp TYPE_F32" "matvec_f16 matvec.comp TYPE_F16"
-  "matvec_q4_0 matvec.comp TYPE_Q4_0" "matvec_q4_1 matvec.comp TYPE_Q4_1"
-  "matvec_q5_0 matvec.comp TYPE_Q5_0" "matvec_q5_1 matvec.comp TYPE_Q5_1"
-  "matvec_q8_0 matvec.comp TYPE_Q8_0" "matvec_q4_k matvec.comp TYPE_Q4_K"
-  "matvec_q5_k matvec.comp TYPE_Q5_K" "matvec_q6_k matvec.comp TYPE_Q6_K"
   "rmsnorm rmsnorm.comp" "add add.comp" "glu glu.comp" "rope rope.comp" "store_kv store_kv.comp"
   "attention attention.comp")
+foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
+  string(TOLOWER ${type} lower)
+  list(APPEND MINNOW_VULKAN_KERNELS "matvec_${lower} matvec.comp TYPE_${type}" "matmul_${lower} matmul.comp TYPE_${type}")
+endforeach()
 set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)
 set(gen_dir ${CMAKE_BINARY_DIR}/generated/vulkan)
 file(MAKE_DIRECTORY ${gen_dir})

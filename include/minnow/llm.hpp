@@ -30,9 +30,8 @@ namespace minnow {
 
 class Error;  // minnow/error.hpp: derives from std::runtime_error
 struct LoadedModel;
-class KvCache;
+class SequenceForward;
 class ThreadPool;
-class Transformer;
 
 struct ModelInfo {
   std::string architecture, name;
@@ -106,6 +105,10 @@ struct SessionOptions {
   // rounded to 11 significant bits); q8_0 about quarters it (blocks of 32 int8 with a
   // scale; head dimension a multiple of 32); f32 keeps them exact.
   enum class KvType { F32, F16, Q8_0 } kv_type = KvType::F16;
+  // Where the forward pass runs: the CPU, or a Vulkan device (`minnow devices` lists them;
+  // the whole model and an f16 KV cache go to its memory).
+  enum class Backend { Cpu, Vulkan } backend = Backend::Cpu;
+  int device = 0;  // the Vulkan device's index
 };
 
 struct GenerateOptions {
@@ -156,8 +159,7 @@ class MINNOW_API Session {
   const Model& model_;
   int ctx_, batch_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<KvCache> kv_;
-  std::unique_ptr<Transformer> net_;
+  std::unique_ptr<SequenceForward> net_;  // the backend's forward pass and KV cache
   std::vector<int32_t> history_;
   std::vector<float> logits_;
   std::atomic<bool> cancel_{false};

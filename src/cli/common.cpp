@@ -22,6 +22,14 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
                  "or f32 (exact)")
       ->capture_default_str()
       ->check(CLI::IsMember({"f16", "q8_0", "f32"}));
+  app.add_option("--backend", f.backend,
+                 "Where the model runs: cpu, or vulkan (a GPU through Vulkan: the whole model and an f16 KV cache "
+                 "in its memory; `minnow devices` lists them)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "vulkan"}));
+  app.add_option("--device", f.device, "Vulkan device index, as `minnow devices` numbers them")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
@@ -72,6 +80,8 @@ SessionOptions session_options(const ModelFlags& f) {
   o.kv_type = f.kv_type == "f32"    ? SessionOptions::KvType::F32
               : f.kv_type == "q8_0" ? SessionOptions::KvType::Q8_0
                                     : SessionOptions::KvType::F16;
+  o.backend = f.backend == "vulkan" ? SessionOptions::Backend::Vulkan : SessionOptions::Backend::Cpu;
+  o.device = f.device;
   return o;
 }
 

@@ -13,6 +13,8 @@ struct ModelFlags {
   int ctx = 4096;
   bool int8_decode = false;
   std::string kv_type = "f16";
+  std::string backend = "cpu";
+  int device = 0;
 };
 
 // -m/--model, -t/--threads, --ctx, --int8-decode (and --no-int8-decode), --kv-type; the

@@ -4,12 +4,14 @@
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
 #include "minnow/llm.hpp"
-#include "models/kv_cache.hpp"
 #include "models/model.hpp"
-#include "models/transformer.hpp"
+#include "models/sequence_forward.hpp"
 #include "runtime/kv_type.hpp"
 #include "runtime/sampler.hpp"
 #include "tokenizer/stream_decoder.hpp"
+#if MINNOW_HAVE_VULKAN
+#include "backends/vulkan/forward.hpp"
+#endif
 
 namespace minnow {
 namespace {
@@ -26,8 +28,16 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   ctx_ = std::min(o.ctx, c.ctx_train);
   batch_ = std::min(o.batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
-  kv_ = std::make_unique<KvCache>(c, ctx_, kv_dtype(o.kv_type));
-  net_ = std::make_unique<Transformer>(model.impl(), batch_, *pool_, o.int8_decode);
+  if (o.backend == SessionOptions::Backend::Vulkan) {
+    if (o.kv_type != SessionOptions::KvType::F16) throw Error("session: the Vulkan backend keeps an f16 KV cache (--kv-type f16)");
+#if MINNOW_HAVE_VULKAN
+    net_ = vulkan::make_vulkan_forward(model.impl(), ctx_, batch_, o.device);
+#else
+    throw Error("session: this minnow was built without the Vulkan backend (it needs libvulkan-dev and glslc)");
+#endif
+  } else {
+    net_ = make_cpu_forward(model.impl(), ctx_, batch_, *pool_, o.int8_decode, kv_dtype(o.kv_type));
+  }
   logits_.resize(static_cast<size_t>(c.vocab_size));
   history_.reserve(static_cast<size_t>(ctx_));  // the decode loop appends without allocating
 }
@@ -46,7 +56,7 @@ void Session::feed(std::span<const int32_t> tokens, int pos0) {
                 std::to_string(ctx_) + " (raise --ctx)");
   for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(batch_)) {
     int n = static_cast<int>(std::min(tokens.size() - i, static_cast<size_t>(batch_)));
-    net_->forward(tokens.data() + i, n, pos0 + static_cast<int>(i), *kv_, logits_.data(), false);
+    net_->forward(tokens.data() + i, n, pos0 + static_cast<int>(i), logits_.data(), false);
   }
 }
 
@@ -72,7 +82,7 @@ void Session::eval_all(std::span<const int32_t> tokens, const std::function<void
   std::vector<float> all(static_cast<size_t>(batch_) * vocab);
   for (size_t i = 0; i < tokens.size(); i += static_cast<size_t>(batch_)) {
     int n = static_cast<int>(std::min(tokens.size() - i, static_cast<size_t>(batch_)));
-    net_->forward(tokens.data() + i, n, static_cast<int>(i), *kv_, all.data(), true);
+    net_->forward(tokens.data() + i, n, static_cast<int>(i), all.data(), true);
     history_.insert(history_.end(), tokens.begin() + static_cast<ptrdiff_t>(i), tokens.begin() + static_cast<ptrdiff_t>(i) + n);
     for (int t = 0; t < n; ++t) fn(static_cast<int>(i) + t, std::span<const float>(all).subspan(t * vocab, vocab));
   }
@@ -103,7 +113,7 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
     if (!on_token(text.push(tok.token_bytes(id)), id)) { r.stop = GenerateResult::Stop::Cancelled; break; }
     if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
     if (n_past() >= ctx_) { r.stop = GenerateResult::Stop::ContextFull; break; }
-    net_->forward(&id, 1, n_past(), *kv_, logits_.data(), false);
+    net_->forward(&id, 1, n_past(), logits_.data(), false);
     history_.push_back(id);
   }
   std::string tail = text.flush();

@@ -17,6 +17,11 @@
 
 #include "minnow/llm.hpp"
 
+namespace minnow {
+class KvCache;
+class Transformer;
+}  // namespace minnow
+
 namespace minnow::server {
 
 struct EngineOptions {

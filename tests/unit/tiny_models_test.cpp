@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "minnow/llm.hpp"
+#include "vulkan_device.hpp"
 
 namespace {
 
@@ -92,6 +93,41 @@ void check_family(const std::string& family, const std::string& path) {
   EXPECT_LE(worst_f16_kv, 1e-3) << path << ": the f16 KV cache moves logits more than its stated tolerance";
 }
 
+#if MINNOW_HAVE_VULKAN
+// The Vulkan backend (f16 KV cache, as the CPU's default): prefill against transformers at
+// the f16 cache's tolerance, and decoding token by token against its own prefill.
+void check_family_vulkan(const std::string& family, const std::string& path) {
+  const Golden g = load_golden(family);
+  auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + path);
+  const minnow::SessionOptions vk{.ctx = 256, .threads = 2, .backend = minnow::SessionOptions::Backend::Vulkan};
+  double worst_prefill = 0, worst_incremental = 0;
+  for (size_t s = 0; s < g.sequences.size(); ++s) {
+    const auto& ids = g.sequences[s];
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t p = 0; p < ids.size(); ++p)
+      for (int v = 0; v < g.vocab; ++v) lo = std::min(lo, g.at(s, p)[v]), hi = std::max(hi, g.at(s, p)[v]);
+    const double range = hi - lo;
+    std::vector<std::vector<float>> prefill(ids.size());
+    minnow::Session full(*model, vk);
+    full.eval_all(ids, [&](int pos, std::span<const float> logits) {
+      prefill[static_cast<size_t>(pos)].assign(logits.begin(), logits.end());
+      for (int v = 0; v < g.vocab; ++v)
+        worst_prefill = std::max(worst_prefill, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
+    });
+    minnow::Session step(*model, vk);
+    for (size_t p = 0; p < ids.size(); ++p) {
+      auto logits = step.eval(std::span<const int32_t>(ids.data(), p + 1));
+      for (int v = 0; v < g.vocab; ++v)
+        worst_incremental = std::max(worst_incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
+    }
+  }
+  std::printf("[ tiny vk  ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n",
+              path.c_str(), worst_prefill, worst_incremental);
+  EXPECT_LE(worst_prefill, 1e-3) << path;
+  EXPECT_LE(worst_incremental, 1e-4) << path;
+}
+#endif
+
 }  // namespace
 
 TEST(TinyModels, Llama) { check_family("llama", "llama"); }
@@ -104,6 +140,22 @@ TEST(TinyModels, Qwen2Gguf) { check_family("qwen2", "qwen2.gguf"); }
 TEST(TinyModels, Qwen3Gguf) { check_family("qwen3", "qwen3.gguf"); }
 
 // Q8_0 rows need whole 32-value blocks per head: a head size of 16 is refused by name.
+#if MINNOW_HAVE_VULKAN
+class TinyModelsVulkan : public ::testing::TestWithParam<const char*> {};
+TEST_P(TinyModelsVulkan, MatchesTransformers) {
+  MINNOW_NEED_VULKAN_DEVICE();
+  const std::string path = GetParam();
+  check_family_vulkan(path.substr(0, path.find('.')), path);
+}
+INSTANTIATE_TEST_SUITE_P(Families, TinyModelsVulkan,
+                         ::testing::Values("llama", "qwen2", "qwen3", "gemma3", "llama.gguf", "qwen2.gguf", "qwen3.gguf"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '.', '_');
+                           return n;
+                         });
+#endif
+
 TEST(TinyModels, Q8KvCacheNeedsHeadDimMultipleOf32) {
   auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/llama.gguf");
   try {

@@ -1,6 +1,5 @@
 // The Vulkan kernels against the CPU's scalar code, on whatever device the system has
-// (CI: Mesa's lavapipe). Without a Vulkan device the tests skip, unless
-// MINNOW_REQUIRE_VULKAN=1 (make test sets it) makes that a failure.
+// (CI: Mesa's lavapipe; vulkan_device.hpp says when they skip).
 #if MINNOW_HAVE_VULKAN
 #include <gtest/gtest.h>
 
@@ -14,6 +13,7 @@
 #include "base/error.hpp"
 #include "kernels/ops.hpp"
 #include "random_quants.hpp"
+#include "vulkan_device.hpp"
 #include "tensor/fp16.hpp"
 
 using namespace minnow;
@@ -21,39 +21,20 @@ using namespace minnow::vulkan;
 
 namespace {
 
-Device* shared_device() {
-  static std::unique_ptr<Device> dev;
-  static std::string failure;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    try {
-      dev = Device::open(0);
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  }
-  if (!dev) {
-    const char* require = std::getenv("MINNOW_REQUIRE_VULKAN");
-    if (require != nullptr && std::string(require) == "1") ADD_FAILURE() << "no Vulkan device: " << failure;
-  }
-  return dev.get();
-}
-
-#define NEED_DEVICE()                                 \
-  Device* dev = shared_device();                      \
-  if (dev == nullptr) GTEST_SKIP() << "no Vulkan device"
+#define NEED_DEVICE() MINNOW_NEED_VULKAN_DEVICE()
 
 std::vector<uint8_t> random_rows(DType t, int64_t rows, int64_t cols, std::mt19937& rng) {
-  if (t == DType::F32 || t == DType::F16) {
+  if (t == DType::F32 || t == DType::F16 || t == DType::BF16) {
     std::normal_distribution<float> d(0.0f, 0.5f);
     std::vector<uint8_t> b(static_cast<size_t>(rows * cols) * (t == DType::F32 ? 4 : 2));
     for (int64_t i = 0; i < rows * cols; ++i) {
       const float v = d(rng);
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
       if (t == DType::F32)
         std::memcpy(&b[static_cast<size_t>(i) * 4], &v, 4);
       else {
-        const uint16_t h = fp32_to_fp16(v);
+        const uint16_t h = t == DType::F16 ? fp32_to_fp16(v) : static_cast<uint16_t>(bits >> 16);  // bf16: truncated
         std::memcpy(&b[static_cast<size_t>(i) * 2], &h, 2);
       }
     }
@@ -112,7 +93,7 @@ void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, in
   }
 }
 
-constexpr DType kMatmulTypes[] = {DType::F32,  DType::F16,  DType::Q4_0, DType::Q4_1, DType::Q5_0,
+constexpr DType kMatmulTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1, DType::Q5_0,
                                   DType::Q5_1, DType::Q8_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
@@ -126,7 +107,7 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     const std::vector<int64_t> widths = k ? std::vector<int64_t>{256, 768, 2304} : std::vector<int64_t>{32, 96, 800, 2080};
     for (int64_t cols : widths)
       for (int64_t rows : {1, 7, 67})
-        for (int64_t n_tokens : {1, 3}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng);
+        for (int64_t n_tokens : {1, 3, 4, 17}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng);
   }
 }
 
@@ -134,7 +115,7 @@ TEST(VulkanKernels, MatmulMoreRowsThanOneGridDimension) {
   NEED_DEVICE();
   Ops ops(*dev);
   std::mt19937 rng(8);
-  check_matmul(*dev, ops, DType::Q8_0, 65535 + 77, 32, 1, rng);
+  check_matmul(*dev, ops, DType::Q8_0, 8 * 65535 + 77, 32, 1, rng);
 }
 
 TEST(VulkanKernels, RmsNormMatchesScalar) {

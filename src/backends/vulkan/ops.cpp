@@ -11,21 +11,26 @@
 namespace minnow::vulkan {
 namespace {
 
-const char* matvec_kernel(DType t) {
+// The kernels' type suffix ("q4_k" for matvec_q4_k / matmul_q4_k), or nullptr.
+const char* kernel_type(DType t) {
   switch (t) {
-    case DType::F32: return "matvec_f32";
-    case DType::F16: return "matvec_f16";
-    case DType::Q4_0: return "matvec_q4_0";
-    case DType::Q4_1: return "matvec_q4_1";
-    case DType::Q5_0: return "matvec_q5_0";
-    case DType::Q5_1: return "matvec_q5_1";
-    case DType::Q8_0: return "matvec_q8_0";
-    case DType::Q4_K: return "matvec_q4_k";
-    case DType::Q5_K: return "matvec_q5_k";
-    case DType::Q6_K: return "matvec_q6_k";
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::Q4_0: return "q4_0";
+    case DType::Q4_1: return "q4_1";
+    case DType::Q5_0: return "q5_0";
+    case DType::Q5_1: return "q5_1";
+    case DType::Q8_0: return "q8_0";
+    case DType::Q4_K: return "q4_k";
+    case DType::Q5_K: return "q5_k";
+    case DType::Q6_K: return "q6_k";
     default: return nullptr;
   }
 }
+
+// From this many tokens on, the tiled matmul (each weight decoded once per 8 tokens).
+constexpr int64_t kTiledMinTokens = 4;
 
 // Workgroups for n items, one each: x up to 65535 (the smallest limit Vulkan allows), then y.
 void groups_for(int64_t n, uint32_t& gx, uint32_t& gy) {
@@ -45,7 +50,7 @@ uint32_t to_u32(int64_t v, const char* what) {
 
 }  // namespace
 
-bool matmul_supported(DType t) { return matvec_kernel(t) != nullptr; }
+bool matmul_supported(DType t) { return kernel_type(t) != nullptr; }
 
 const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) {
   auto it = kernels_.find(name);
@@ -66,7 +71,7 @@ DeviceMatrix Ops::upload(const kernels::WeightView& w) {
   DeviceMatrix m{w.type, w.rows, w.cols, w.row_bytes, {}};
   const size_t bytes = w.row_bytes * static_cast<size_t>(w.rows);
   to_u32(static_cast<int64_t>(bytes / 2), "matrix size in 16-bit words");
-  m.data = dev_.alloc(bytes, Memory::Device);
+  m.data = dev_.alloc(bytes + 4, Memory::Device);  // a spare word: kernels read 32 bits at any 16-bit offset
   dev_.upload(m.data, w.data, bytes);
   return m;
 }
@@ -81,9 +86,11 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
       y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float))
     throw Error("vulkan: matmul buffers smaller than the shapes");
   uint32_t gx, gy;
-  groups_for(w.rows, gx, gy);
-  s.dispatch(kernel(matvec_kernel(w.type), 3, sizeof push), {&w.data, &x, &y}, &push, gx, gy,
-             static_cast<uint32_t>(n_tokens));
+  groups_for((w.rows + 7) / 8, gx, gy);  // 8 rows a workgroup
+  const bool tiled = n_tokens >= kTiledMinTokens;
+  const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type);
+  const uint32_t gz = static_cast<uint32_t>(tiled ? (n_tokens + 7) / 8 : n_tokens);
+  s.dispatch(kernel(name.c_str(), 3, sizeof push), {&w.data, &x, &y}, &push, gx, gy, gz);
 }
 
 void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,

@@ -1,11 +1,11 @@
 #version 450
-// y[t * rows + r] = W[r] . x[t]: one workgroup per (row, token); its threads take the row's
-// 32-column units in turn and add their sums in shared memory.
+// y[t * rows + r] = W[r] . x[t]: each workgroup takes 8 rows of one token, 8 threads a row;
+// a row's threads take its 32-column units in turn and add their sums in shared memory.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
-layout(binding = 1, std430) readonly buffer Input { float x[]; };
+layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
 layout(binding = 2, std430) writeonly buffer Output { float y[]; };
 layout(push_constant) uniform Push {
   uint rows, cols;
@@ -15,21 +15,27 @@ layout(push_constant) uniform Push {
 
 #include "units.glsl"
 
+const uint kRowsPerGroup = 8u, kThreadsPerRow = 8u;
 shared float partial[64];
 
 void main() {
-  // Rows beyond the 65535 groups of one dimension continue in y.
-  const uint r = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t = gl_WorkGroupID.z;
-  if (r >= p.rows) return;  // the same for the whole workgroup
-  const uint lid = gl_LocalInvocationID.x;
+  // Row groups beyond the 65535 of one dimension continue in y.
+  const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
+  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
+  const uint r = group * kRowsPerGroup + lid / kThreadsPerRow, lane = lid % kThreadsPerRow;
   float acc = 0.0;
-  for (uint u = lid; u < p.cols / 32u; u += 64u) acc += unit_dot(r * p.row_u16, u, t * p.cols + u * 32u);
+  if (r < p.rows)
+    for (uint u = lane; u < p.cols / 32u; u += kThreadsPerRow) {
+      vec4 v[8];
+      unit_load(r * p.row_u16, u, v);
+      const uint x0 = (t * p.cols + u * 32u) >> 2;
+      for (uint k = 0u; k < 8u; ++k) acc += dot(v[k], x4[x0 + k]);
+    }
   partial[lid] = acc;
   barrier();
-  for (uint s = 32u; s > 0u; s >>= 1) {
-    if (lid < s) partial[lid] += partial[lid + s];
+  for (uint s = kThreadsPerRow / 2u; s > 0u; s >>= 1) {
+    if (lane < s) partial[lid] += partial[lid + s];
     barrier();
   }
-  if (lid == 0u) y[t * p.rows + r] = partial[0];
+  if (lane == 0u && r < p.rows) y[t * p.rows + r] = partial[lid];
 }

@@ -1,83 +1,66 @@
-// unit_dot(rb, u, xo): the dot product of the 32 weights of unit u (columns 32u..32u+31) of
-// the row whose first 16-bit word is rb with x[xo..xo+31], for the GGUF type chosen by
-// TYPE_*. The layouts are GGUF's (tensor/dtype.hpp; the scalar dequantizers are the
-// reference the tests compare with). K types: a 256-column super-block holds 8 units.
+// unit_load(rb, u, v): the 32 weights of unit u (columns 32u..32u+31) of the row whose first
+// 16-bit word is rb, dequantized into v (8 vec4, columns 4k..4k+3 in v[k]), for the GGUF type
+// chosen by TYPE_*. The layouts are GGUF's (tensor/dtype.hpp; the scalar dequantizers are
+// the reference the tests compare with). K types: a 256-column super-block holds 8 units.
 #include "weights.glsl"
 
 #if defined(TYPE_F32)
-float unit_dot(uint rb, uint u, uint xo) {
+void unit_load(uint rb, uint u, out vec4 v[8]) {
   const uint base = (rb >> 1) + u * 32u;
-  float s = 0.0;
-  for (uint i = 0; i < 32u; ++i) s += uintBitsToFloat(w[base + i]) * x[xo + i];
-  return s;
+  for (uint k = 0u; k < 8u; ++k)
+    v[k] = uintBitsToFloat(uvec4(w[base + 4u * k], w[base + 4u * k + 1u], w[base + 4u * k + 2u], w[base + 4u * k + 3u]));
 }
 #elif defined(TYPE_F16)
-float unit_dot(uint rb, uint u, uint xo) {
-  const uint base = rb + u * 32u;  // 32 halves
-  float s = 0.0;
-  for (uint i = 0; i < 16u; ++i) {
-    const vec2 v = unpackHalf2x16(w[(base >> 1) + i]);
-    s += v.x * x[xo + 2u * i] + v.y * x[xo + 2u * i + 1u];
-  }
-  return s;
+void unit_load(uint rb, uint u, out vec4 v[8]) {
+  const uint base = (rb >> 1) + u * 16u;  // 32 halves; rows of a multiple of 32 halves
+  for (uint k = 0u; k < 8u; ++k) v[k] = vec4(unpackHalf2x16(w[base + 2u * k]), unpackHalf2x16(w[base + 2u * k + 1u]));
 }
-#elif defined(TYPE_Q4_0)
-float unit_dot(uint rb, uint u, uint xo) {
-  const uint blk = rb + u * 9u;  // d, 16 bytes of nibbles
-  float s = 0.0;
-  for (uint i = 0; i < 16u; ++i) {
-    const uint q = byte_at(blk + 1u, i);
-    s += (float(q & 15u) - 8.0) * x[xo + i] + (float(q >> 4) - 8.0) * x[xo + 16u + i];
-  }
-  return f16_at(blk) * s;
+#elif defined(TYPE_BF16)
+vec2 bf16_pair(uint x) { return uintBitsToFloat(uvec2(x << 16, x & 0xffff0000u)); }
+void unit_load(uint rb, uint u, out vec4 v[8]) {
+  const uint base = (rb >> 1) + u * 16u;  // 32 bfloat16 values
+  for (uint k = 0u; k < 8u; ++k) v[k] = vec4(bf16_pair(w[base + 2u * k]), bf16_pair(w[base + 2u * k + 1u]));
 }
-#elif defined(TYPE_Q4_1)
-float unit_dot(uint rb, uint u, uint xo) {
-  const uint blk = rb + u * 10u;  // d, m, 16 bytes of nibbles
-  float s = 0.0, sx = 0.0;
-  for (uint i = 0; i < 16u; ++i) {
-    const uint q = byte_at(blk + 2u, i);
-    s += float(q & 15u) * x[xo + i] + float(q >> 4) * x[xo + 16u + i];
-    sx += x[xo + i] + x[xo + 16u + i];
+#elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1)
+void unit_load(uint rb, uint u, out vec4 v[8]) {
+#if defined(TYPE_Q4_0)
+  const uint blk = rb + u * 9u, qs = blk + 1u;  // d, 16 bytes: element i low nibble, 16 + i high
+  const float d = f16_at(blk), m = -8.0 * d;
+#else
+  const uint blk = rb + u * 10u, qs = blk + 2u;  // d, m, 16 bytes of nibbles
+  const float d = f16_at(blk), m = f16_at(blk + 1u);
+#endif
+  for (uint k = 0u; k < 4u; ++k) {
+    const uint q = u32_at(qs + 2u * k);
+    v[k] = nibbles_lo(q) * d + m;
+    v[k + 4u] = nibbles_hi(q) * d + m;
   }
-  return f16_at(blk) * s + f16_at(blk + 1u) * sx;
 }
-#elif defined(TYPE_Q5_0)
-float unit_dot(uint rb, uint u, uint xo) {
-  const uint blk = rb + u * 11u;  // d, 4 bytes of fifth bits, 16 bytes of nibbles
-  const uint qh = u16_at(blk + 1u) | (u16_at(blk + 2u) << 16);
-  float s = 0.0;
-  for (uint i = 0; i < 16u; ++i) {
-    const uint q = byte_at(blk + 3u, i);
-    const uint lo = (q & 15u) | (((qh >> i) & 1u) << 4);
-    const uint hi = (q >> 4) | (((qh >> (i + 16u)) & 1u) << 4);
-    s += (float(lo) - 16.0) * x[xo + i] + (float(hi) - 16.0) * x[xo + 16u + i];
+#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+void unit_load(uint rb, uint u, out vec4 v[8]) {
+#if defined(TYPE_Q5_0)
+  const uint blk = rb + u * 11u, hb = blk + 1u, qs = blk + 3u;  // d, 4 bytes of fifth bits, nibbles
+  const float d = f16_at(blk), m = -16.0 * d;
+#else
+  const uint blk = rb + u * 12u, hb = blk + 2u, qs = blk + 4u;  // d, m, fifth bits, nibbles
+  const float d = f16_at(blk), m = f16_at(blk + 1u);
+#endif
+  const uint qh = u32_at(hb);
+  for (uint k = 0u; k < 4u; ++k) {
+    const uint q = u32_at(qs + 2u * k);
+    v[k] = (nibbles_lo(q) + 16.0 * bits4(qh, 4u * k)) * d + m;
+    v[k + 4u] = (nibbles_hi(q) + 16.0 * bits4(qh, 16u + 4u * k)) * d + m;
   }
-  return f16_at(blk) * s;
-}
-#elif defined(TYPE_Q5_1)
-float unit_dot(uint rb, uint u, uint xo) {
-  const uint blk = rb + u * 12u;  // d, m, 4 bytes of fifth bits, 16 bytes of nibbles
-  const uint qh = u16_at(blk + 2u) | (u16_at(blk + 3u) << 16);
-  float s = 0.0, sx = 0.0;
-  for (uint i = 0; i < 16u; ++i) {
-    const uint q = byte_at(blk + 4u, i);
-    const uint lo = (q & 15u) | (((qh >> i) & 1u) << 4);
-    const uint hi = (q >> 4) | (((qh >> (i + 16u)) & 1u) << 4);
-    s += float(lo) * x[xo + i] + float(hi) * x[xo + 16u + i];
-    sx += x[xo + i] + x[xo + 16u + i];
-  }
-  return f16_at(blk) * s + f16_at(blk + 1u) * sx;
 }
 #elif defined(TYPE_Q8_0)
-float unit_dot(uint rb, uint u, uint xo) {
+void unit_load(uint rb, uint u, out vec4 v[8]) {
   const uint blk = rb + u * 17u;  // d, 32 signed bytes
-  float s = 0.0;
-  for (uint i = 0; i < 32u; ++i) s += float(s8(byte_at(blk + 1u, i))) * x[xo + i];
-  return f16_at(blk) * s;
+  const float d = f16_at(blk);
+  for (uint k = 0u; k < 8u; ++k) v[k] = bytes_s(u32_at(blk + 1u + 2u * k)) * d;
 }
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
-// Sub-block j's 6-bit scale and minimum from the 12 scale bytes after `base`.
+// Sub-block j's 6-bit scale and minimum from the 12 scale bytes after 16-bit word `base`.
+uint byte_at(uint base, uint b) { return (u16_at(base + (b >> 1)) >> ((b & 1u) << 3)) & 0xffu; }
 void k_scale_min(uint base, uint j, out float sc, out float mn) {
   if (j < 4u) {
     sc = float(byte_at(base, j) & 63u);
@@ -87,7 +70,7 @@ void k_scale_min(uint base, uint j, out float sc, out float mn) {
     mn = float((byte_at(base, j + 4u) >> 4) | ((byte_at(base, j) >> 6) << 4));
   }
 }
-float unit_dot(uint rb, uint u, uint xo) {
+void unit_load(uint rb, uint u, out vec4 v[8]) {
 #if defined(TYPE_Q4_K)
   const uint blk = rb + (u >> 3) * 72u;  // d, dmin, 12 scale bytes, 128 bytes of nibbles
   const uint qs = blk + 8u;
@@ -98,34 +81,32 @@ float unit_dot(uint rb, uint u, uint xo) {
   const uint j = u & 7u;
   float sc, mn;
   k_scale_min(blk + 2u, j, sc, mn);
-  const uint shift = (j & 1u) * 4u;
-  float s = 0.0, sx = 0.0;
-  for (uint l = 0; l < 32u; ++l) {
-    uint q = (byte_at(qs, (j >> 1) * 32u + l) >> shift) & 15u;
+  const float d = f16_at(blk) * sc, m = -f16_at(blk + 1u) * mn;
+  // Sub-blocks 2c and 2c + 1 share 32 bytes: the low and the high nibbles.
+  const uint shift = (j & 1u) * 4u, at = qs + (j >> 1) * 16u;
+  for (uint k = 0u; k < 8u; ++k) {
+    vec4 q = bytes_u((u32_at(at + 2u * k) >> shift) & 0x0f0f0f0fu);
 #if defined(TYPE_Q5_K)
-    q |= ((byte_at(blk + 8u, l) >> j) & 1u) << 4;
+    q += 16.0 * bytes_u((u32_at(blk + 8u + 2u * k) >> j) & 0x01010101u);
 #endif
-    s += float(q) * x[xo + l];
-    sx += x[xo + l];
+    v[k] = q * d + m;
   }
-  return f16_at(blk) * sc * s - f16_at(blk + 1u) * mn * sx;
 }
 #elif defined(TYPE_Q6_K)
-float unit_dot(uint rb, uint u, uint xo) {
+void unit_load(uint rb, uint u, out vec4 v[8]) {
   // 128 bytes of low nibbles, 64 of high bit pairs, 16 signed scales, d.
   const uint blk = rb + (u >> 3) * 105u;
   const uint j = u & 7u, h = j >> 2, k = j & 3u;
-  const uint ql = 64u * h + ((k & 1u) != 0u ? 32u : 0u);
+  const uint ql = blk + 32u * h + ((k & 1u) != 0u ? 16u : 0u), qh = blk + 64u + 16u * h;
   const uint nib_shift = k >= 2u ? 4u : 0u;
-  float s[2] = {0.0, 0.0};
-  for (uint l = 0; l < 32u; ++l) {
-    const uint lo = (byte_at(blk, ql + l) >> nib_shift) & 15u;
-    const uint hi = (byte_at(blk + 64u, 32u * h + l) >> (2u * k)) & 3u;
-    s[l >> 4] += (float(lo | (hi << 4)) - 32.0) * x[xo + l];
+  const uint sc = u16_at(blk + 96u + 4u * h + k);  // the scales of columns 0..15 and 16..31
+  const float d = f16_at(blk + 104u);
+  const float d0 = d * float(int(sc << 24) >> 24), d1 = d * float(int(sc << 16) >> 24);
+  for (uint i = 0u; i < 8u; ++i) {
+    const uint lo = (u32_at(ql + 2u * i) >> nib_shift) & 0x0f0f0f0fu;
+    const uint hi = (u32_at(qh + 2u * i) >> (2u * k)) & 0x03030303u;
+    v[i] = (bytes_u(lo | (hi << 4)) - 32.0) * (i < 4u ? d0 : d1);
   }
-  const uint sc = blk + 96u;
-  return f16_at(blk + 104u) *
-         (float(s8(byte_at(sc, 8u * h + 2u * k))) * s[0] + float(s8(byte_at(sc, 8u * h + 2u * k + 1u))) * s[1]);
 }
 #else
 #error "matvec: no TYPE_* defined"

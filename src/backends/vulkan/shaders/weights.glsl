@@ -1,7 +1,18 @@
 // Reading GGUF blocks from a buffer of 32-bit words: every block type's size is even, so a
-// block starts on a 16-bit boundary; no 8- or 16-bit storage feature is needed.
+// block starts on a 16-bit boundary; no 8- or 16-bit storage feature is needed. The buffer
+// has one spare word at the end (Ops::upload), so u32_at may read one word past a block.
 uint u16_at(uint i) { return (w[i >> 1] >> ((i & 1u) << 4)) & 0xffffu; }
 float f16_at(uint i) { return unpackHalf2x16(u16_at(i)).x; }
-// Byte b after the 16-bit word `base`.
-uint byte_at(uint base, uint b) { return (u16_at(base + (b >> 1)) >> ((b & 1u) << 3)) & 0xffu; }
-int s8(uint b) { return int(b << 24) >> 24; }
+// The 32 bits that start at 16-bit word i (i even or odd).
+uint u32_at(uint i) {
+  const uint lo = w[i >> 1], hi = w[(i >> 1) + 1u];
+  return (i & 1u) == 0u ? lo : (lo >> 16) | (hi << 16);
+}
+// The four bytes of q, low byte first, as unsigned or signed values.
+vec4 bytes_u(uint q) { return vec4((uvec4(q) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu); }
+vec4 bytes_s(uint q) { return vec4(ivec4(uvec4(q) << uvec4(24u, 16u, 8u, 0u)) >> 24); }
+// The low / high nibbles of q's four bytes.
+vec4 nibbles_lo(uint q) { return bytes_u(q & 0x0f0f0f0fu); }
+vec4 nibbles_hi(uint q) { return bytes_u((q >> 4) & 0x0f0f0f0fu); }
+// Bits b..b+3 of h, one per lane.
+vec4 bits4(uint h, uint b) { return vec4((uvec4(h >> b) >> uvec4(0u, 1u, 2u, 3u)) & 1u); }

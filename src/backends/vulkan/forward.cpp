@@ -1,0 +1,236 @@
+#include "backends/vulkan/forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/ops.hpp"
+#include "base/error.hpp"
+#include "models/rope.hpp"
+
+namespace minnow::vulkan {
+namespace {
+
+struct DeviceLayer {
+  DeviceMatrix wq, wk, wv, wo, gate, up, down;
+  Buffer attn_norm, ffn_norm, post_attn_norm, post_ffn_norm, q_norm, k_norm, bq, bk, bv, bo;
+};
+
+// RoPE angle tables for one batch: inverse frequencies, and per token cos / sin.
+struct Angles {
+  std::vector<float> inv_freq;
+  Buffer cos, sin;  // host-visible: written for each pass, read by the kernels
+};
+
+class VulkanForward final : public SequenceForward {
+ public:
+  VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device);
+  int max_batch() const override { return max_batch_; }
+  void forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) override;
+
+ private:
+  Buffer floats(const std::vector<float>& v);  // a vector on the device (empty: no buffer)
+  DeviceMatrix matrix(const kernels::WeightView& w, const char* name, int layer);
+  void fill_angles(Angles& a, int n, int pos0);
+  void attention_block(Stream& s, int l, int n);
+  void ffn_block(Stream& s, int l, int n);
+
+  const LoadedModel& m_;
+  const ModelConfig& c_;
+  int ctx_, max_batch_;
+  std::unique_ptr<Device> dev_;
+  std::unique_ptr<Ops> ops_;
+  std::unique_ptr<Stream> stream_;  // one command stream, reused by every pass
+  std::vector<DeviceLayer> layers_;
+  DeviceMatrix output_;
+  Buffer output_norm_;
+  Ops::KvLayout kv_;
+  Buffer k_cache_, v_cache_;
+  // Activations, max_batch rows each.
+  Buffer x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
+  Buffer logits_;  // read back; rows grown on demand
+  int64_t logit_rows_ = 0;
+  // Per pass, written by the host.
+  Buffer x_in_, pos_;
+  Angles global_, local_;
+  std::vector<float> x_host_;
+};
+
+VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device)
+    : m_(m), c_(m.config), ctx_(ctx), max_batch_(max_batch) {
+  if (c_.head_dim % 2 != 0 || c_.head_dim > 256)
+    throw Error("vulkan: head size " + std::to_string(c_.head_dim) + " is not supported (even, at most 256)");
+  dev_ = Device::open(device);
+  ops_ = std::make_unique<Ops>(*dev_);
+  stream_ = std::make_unique<Stream>(*dev_);
+  layers_.resize(m.layers.size());
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    const LayerWeights& L = m.layers[l];
+    DeviceLayer& D = layers_[l];
+    const int li = static_cast<int>(l);
+    D.wq = matrix(L.wq, "attn_q", li), D.wk = matrix(L.wk, "attn_k", li), D.wv = matrix(L.wv, "attn_v", li);
+    D.wo = matrix(L.wo, "attn_output", li);
+    D.gate = matrix(L.gate, "ffn_gate", li), D.up = matrix(L.up, "ffn_up", li), D.down = matrix(L.down, "ffn_down", li);
+    D.attn_norm = floats(L.attn_norm), D.ffn_norm = floats(L.ffn_norm);
+    D.post_attn_norm = floats(L.post_attn_norm), D.post_ffn_norm = floats(L.post_ffn_norm);
+    D.q_norm = floats(L.q_norm), D.k_norm = floats(L.k_norm);
+    D.bq = floats(L.bq), D.bk = floats(L.bk), D.bv = floats(L.bv), D.bo = floats(L.bo);
+  }
+  output_ = matrix(m.output, "output", -1);
+  output_norm_ = floats(m.output_norm);
+
+  kv_ = {c_.n_kv_heads, c_.head_dim, ctx};
+  const size_t cache_bytes = static_cast<size_t>(c_.n_layers) * static_cast<size_t>(ctx) * kv_.row_words() * 4;
+  k_cache_ = dev_->alloc(cache_bytes, Memory::Device);
+  v_cache_ = dev_->alloc(cache_bytes, Memory::Device);
+
+  const size_t B = static_cast<size_t>(max_batch), d = static_cast<size_t>(c_.d_model);
+  const size_t qd = static_cast<size_t>(c_.n_heads) * static_cast<size_t>(c_.head_dim);
+  const size_t kvd = static_cast<size_t>(c_.n_kv_heads) * static_cast<size_t>(c_.head_dim);
+  const size_t ff = static_cast<size_t>(c_.d_ff);
+  auto activations = [&](size_t n) { return dev_->alloc(n * sizeof(float), Memory::Device); };
+  x_ = activations(B * d), h_ = activations(B * std::max(d, qd)), tmp_ = activations(B * d);
+  q_ = activations(B * qd), attn_ = activations(B * qd), k_ = activations(B * kvd), v_ = activations(B * kvd);
+  gate_ = activations(B * ff), up_ = activations(B * ff);
+  x_in_ = dev_->alloc(B * d * sizeof(float), Memory::Upload);
+  pos_ = dev_->alloc(B * sizeof(uint32_t), Memory::Upload);
+  const size_t half = static_cast<size_t>(c_.head_dim / 2);
+  global_.inv_freq = rope_inv_freq(c_.head_dim, c_.rope_base, c_.rope_scaling, m.rope_freq_factors);
+  local_.inv_freq = rope_inv_freq(c_.head_dim, c_.rope_base_local, RopeScaling{});
+  for (Angles* a : {&global_, &local_}) {
+    a->cos = dev_->alloc(B * half * sizeof(float), Memory::Upload);
+    a->sin = dev_->alloc(B * half * sizeof(float), Memory::Upload);
+  }
+  x_host_.resize(B * d);
+}
+
+Buffer VulkanForward::floats(const std::vector<float>& v) {
+  if (v.empty()) return {};
+  Buffer b = dev_->alloc(v.size() * sizeof(float), Memory::Device);
+  dev_->upload(b, v.data(), v.size() * sizeof(float));
+  return b;
+}
+
+DeviceMatrix VulkanForward::matrix(const kernels::WeightView& w, const char* name, int layer) {
+  try {
+    return ops_->upload(w);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (" + (layer >= 0 ? "blk." + std::to_string(layer) + "." : "") + name + ")");
+  }
+}
+
+void VulkanForward::fill_angles(Angles& a, int n, int pos0) {
+  const size_t half = a.inv_freq.size();
+  auto* cs = static_cast<float*>(a.cos.mapped());
+  auto* sn = static_cast<float*>(a.sin.mapped());
+  for (int t = 0; t < n; ++t)
+    for (size_t i = 0; i < half; ++i) {
+      const float angle = static_cast<float>(pos0 + t) * a.inv_freq[i];
+      cs[static_cast<size_t>(t) * half + i] = std::cos(angle);
+      sn[static_cast<size_t>(t) * half + i] = std::sin(angle);
+    }
+}
+
+// x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
+void VulkanForward::attention_block(Stream& s, int l, int n) {
+  const DeviceLayer& L = layers_[static_cast<size_t>(l)];
+  const int64_t d = c_.d_model, hd = c_.head_dim, qd = int64_t{c_.n_heads} * hd, kvd = int64_t{c_.n_kv_heads} * hd;
+  const bool half_split = c_.rope_style == RopeStyle::HalfSplit;
+  ops_->rmsnorm(s, x_, L.attn_norm, h_, n, d, c_.rms_eps);
+  s.barrier();
+  ops_->matmul(s, L.wq, h_, q_, n);
+  ops_->matmul(s, L.wk, h_, k_, n);
+  ops_->matmul(s, L.wv, h_, v_, n);
+  s.barrier();
+  if (L.bq.size() != 0) ops_->add(s, q_, L.bq, n * qd, qd);
+  if (L.bk.size() != 0) ops_->add(s, k_, L.bk, n * kvd, kvd);
+  if (L.bv.size() != 0) ops_->add(s, v_, L.bv, n * kvd, kvd);
+  if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
+  if (L.k_norm.size() != 0) ops_->rmsnorm(s, k_, L.k_norm, k_, n * c_.n_kv_heads, hd, c_.rms_eps);
+  s.barrier();
+  const Angles& a = c_.is_sliding(l) ? local_ : global_;
+  ops_->rope(s, q_, a.cos, a.sin, n, c_.n_heads, hd, half_split);
+  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, k_cache_, v_cache_, kv_, l, n, half_split);
+  s.barrier();
+  const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
+                                c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
+  ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, kv_, l, n, ap);
+  s.barrier();
+  ops_->matmul(s, L.wo, attn_, tmp_, n);
+  s.barrier();
+  if (L.bo.size() != 0) {
+    ops_->add(s, tmp_, L.bo, n * d, d);
+    s.barrier();
+  }
+  if (L.post_attn_norm.size() != 0) {
+    ops_->rmsnorm(s, tmp_, L.post_attn_norm, tmp_, n, d, c_.rms_eps);
+    s.barrier();
+  }
+  ops_->add(s, x_, tmp_, n * d, n * d);
+  s.barrier();
+}
+
+// x += [post-norm](W_down · (act(W_gate h) * W_up h)), h = norm(x).
+void VulkanForward::ffn_block(Stream& s, int l, int n) {
+  const DeviceLayer& L = layers_[static_cast<size_t>(l)];
+  const int64_t d = c_.d_model;
+  ops_->rmsnorm(s, x_, L.ffn_norm, h_, n, d, c_.rms_eps);
+  s.barrier();
+  ops_->matmul(s, L.gate, h_, gate_, n);
+  ops_->matmul(s, L.up, h_, up_, n);
+  s.barrier();
+  ops_->glu(s, gate_, up_, n * c_.d_ff, c_.activation == Activation::GeluTanh);
+  s.barrier();
+  ops_->matmul(s, L.down, gate_, tmp_, n);
+  s.barrier();
+  if (L.post_ffn_norm.size() != 0) {
+    ops_->rmsnorm(s, tmp_, L.post_ffn_norm, tmp_, n, d, c_.rms_eps);
+    s.barrier();
+  }
+  ops_->add(s, x_, tmp_, n * d, n * d);
+  s.barrier();
+}
+
+void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {
+  if (n <= 0 || n > max_batch_) throw Error("vulkan: " + std::to_string(n) + " tokens in one pass (1.." + std::to_string(max_batch_) + ")");
+  if (pos0 < 0 || pos0 + n > ctx_) throw Error("vulkan: positions beyond the KV cache's " + std::to_string(ctx_));
+  const int64_t d = c_.d_model, vocab = c_.vocab_size;
+  for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, tokens[t], &x_host_[static_cast<size_t>(t * d)]);
+  if (c_.embed_scale != 1.0f)
+    for (int64_t i = 0; i < n * d; ++i) x_host_[static_cast<size_t>(i)] *= c_.embed_scale;
+  std::memcpy(x_in_.mapped(), x_host_.data(), static_cast<size_t>(n * d) * sizeof(float));
+  auto* pos = static_cast<uint32_t*>(pos_.mapped());
+  for (int t = 0; t < n; ++t) pos[t] = static_cast<uint32_t>(pos0 + t);
+  fill_angles(global_, n, pos0);
+  if (c_.sliding_window > 0) fill_angles(local_, n, pos0);
+
+  const int64_t rows = all_logits ? n : 1;
+  if (rows > logit_rows_) {
+    logits_ = dev_->alloc(static_cast<size_t>(rows * vocab) * sizeof(float), Memory::Readback);
+    logit_rows_ = rows;
+  }
+  Stream& s = *stream_;
+  s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
+  s.barrier();
+  for (int l = 0; l < c_.n_layers; ++l) {
+    attention_block(s, l, n);
+    ffn_block(s, l, n);
+  }
+  ops_->rmsnorm(s, x_, output_norm_, h_, rows, d, c_.rms_eps, all_logits ? 0 : n - 1);
+  s.barrier();
+  ops_->matmul(s, output_, h_, logits_, rows);
+  s.submit_and_wait();
+  dev_->download(logits_, logits, static_cast<size_t>(rows * vocab) * sizeof(float));
+  if (c_.final_softcap > 0)
+    for (int64_t i = 0; i < rows * vocab; ++i) logits[i] = c_.final_softcap * std::tanh(logits[i] / c_.final_softcap);
+}
+
+}  // namespace
+
+std::unique_ptr<SequenceForward> make_vulkan_forward(const LoadedModel& m, int ctx, int max_batch, int device) {
+  return std::make_unique<VulkanForward>(m, ctx, max_batch, device);
+}
+
+}  // namespace minnow::vulkan

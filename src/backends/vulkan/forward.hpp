@@ -1,0 +1,16 @@
+// A whole model's forward pass on a Vulkan device: weights uploaded once, the f16 KV cache
+// and every activation resident on the device, one command stream per pass, only the
+// logits read back. The same config-driven block as the CPU's Transformer (biases, QK norms,
+// sandwich norms, GeGLU, sliding windows, soft-capping).
+#pragma once
+#include <memory>
+
+#include "models/sequence_forward.hpp"
+
+namespace minnow::vulkan {
+
+// On device `device` (see `minnow devices`). Throws Error naming what the device or the
+// model lacks.
+std::unique_ptr<SequenceForward> make_vulkan_forward(const LoadedModel& m, int ctx, int max_batch, int device);
+
+}  // namespace minnow::vulkan
