@@ -52,7 +52,7 @@
 extern "C" {
 #endif
 
-#define MINNOW_ABI_VERSION 1
+#define MINNOW_ABI_VERSION 2
 
 /* The ABI version the library was built with (compare with MINNOW_ABI_VERSION) and its
  * release version ("0.1.0"). */
@@ -87,6 +87,11 @@ typedef enum minnow_kv_type {
   MINNOW_KV_Q8_0 = 2 /* about a quarter of f32 */
 } minnow_kv_type;
 
+typedef enum minnow_backend {
+  MINNOW_BACKEND_CPU = 0,   /* default */
+  MINNOW_BACKEND_VULKAN = 1 /* a GPU through Vulkan: the whole model and an f16 KV cache in its memory */
+} minnow_backend;
+
 /* Defaults for the sessions of a model (a session may override threads and context). The file is always
  * memory-mapped read-only; weights the kernels repack are copied once at load and the
  * mapped pages they came from are released. */
@@ -95,6 +100,8 @@ typedef struct minnow_model_params {
   int32_t n_ctx;       /* KV-cache capacity in tokens; 0: 4096, capped by the model's */
   int32_t kv_type;     /* a minnow_kv_type (an int field: enum sizes vary between compilers) */
   bool int8_activations; /* int8 instead of 15-bit activations in quantized matmuls: faster, logits move ~0.05 */
+  int32_t backend;     /* a minnow_backend: where sessions run */
+  int32_t device;      /* the Vulkan device's index (minnow_vulkan_device_count) */
 } minnow_model_params;
 
 MINNOW_C_API minnow_model_params minnow_model_params_default(void);

@@ -17,6 +17,10 @@ minnow_status check_model_params(const minnow_model_params& p) {
   if (p.kv_type != MINNOW_KV_F16 && p.kv_type != MINNOW_KV_F32 && p.kv_type != MINNOW_KV_Q8_0)
     return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: kv_type " + std::to_string(p.kv_type) +
                                                  " is not a minnow_kv_type");
+  if (p.backend != MINNOW_BACKEND_CPU && p.backend != MINNOW_BACKEND_VULKAN)
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: backend " + std::to_string(p.backend) +
+                                                 " is not a minnow_backend");
+  if (p.device < 0) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: device must be >= 0 (got " + std::to_string(p.device) + ")");
   return MINNOW_OK;
 }
 
@@ -30,6 +34,8 @@ minnow_model_params minnow_model_params_default(void) {
   p.n_ctx = 0;
   p.kv_type = MINNOW_KV_F16;
   p.int8_activations = false;
+  p.backend = MINNOW_BACKEND_CPU;
+  p.device = 0;
   return p;
 }
 

@@ -109,6 +109,8 @@ minnow_status minnow_session_create(minnow_model* model, const minnow_session_pa
   o.kv_type = d.kv_type == MINNOW_KV_F32    ? minnow::SessionOptions::KvType::F32
               : d.kv_type == MINNOW_KV_Q8_0 ? minnow::SessionOptions::KvType::Q8_0
                                             : minnow::SessionOptions::KvType::F16;
+  o.backend = d.backend == MINNOW_BACKEND_VULKAN ? minnow::SessionOptions::Backend::Vulkan : minnow::SessionOptions::Backend::Cpu;
+  o.device = d.device;
   return guard(MINNOW_ERR_INVALID_ARGUMENT, [&] {
     auto h = std::make_unique<minnow_session>();
     h->model = model->model;

@@ -107,6 +107,8 @@ void register_bench(CLI::App& app) {
     nlohmann::json j = {{"model", o->model.model},
                         {"threads", so.threads == 0 ? -1 : so.threads},
                         {"kernels", kernels::active().name},
+                        {"backend", o->model.backend},
+                        {"device", o->model.device},
                         {"n_prompt", o->n_prompt},
                         {"n_gen", o->n_gen},
                         {"repetitions", o->reps},
@@ -126,7 +128,10 @@ void register_bench(CLI::App& app) {
       return;
     }
     std::printf("model         %s (%s, %.1f MB of weights)\n", o->model.model.c_str(), mi.name.c_str(), mi.weight_bytes / 1e6);
-    std::printf("kernels       %s\n", kernels::active().name);
+    if (so.backend == SessionOptions::Backend::Vulkan)
+      std::printf("backend       vulkan, device %d (`minnow devices` names it)\n", so.device);
+    else
+      std::printf("kernels       %s\n", kernels::active().name);
     std::printf("load          %.3f s\n", load_s);
     std::printf("ttft (pp%d)   %.1f ms\n", o->n_prompt, median(ttft) * 1e3);
     std::printf("prefill       %.1f tok/s (%d tokens)\n", median(pp), o->n_prompt);

@@ -104,3 +104,38 @@ def test_bench_json():
     j = json.loads(r.stdout)
     for key in ("load_s", "ttft_ms", "prefill_tok_s", "decode_tok_s", "peak_rss_mb"):
         assert j[key] > 0
+
+
+def test_devices_lists_the_cpu_and_vulkan():
+    r = minnow("devices")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("cpu: ")
+    assert "vulkan" in r.stdout
+    # Without a driver it still lists the CPU and says why there is no GPU.
+    r = subprocess.run([str(MINNOW), "devices"], capture_output=True, text=True, timeout=60,
+                       env={"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json",
+                            "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    assert "vulkan: none (" in r.stdout
+
+
+def test_vulkan_backend_answers_as_the_cpu():
+    if "vulkan 0:" not in minnow("devices").stdout:
+        pytest.skip("no Vulkan device")
+    args = ("run", "-m", MODEL, "-p", "The capital of France is", "-n", 12, "--temp", 0, "-q")
+    cpu, gpu = minnow(*args), minnow(*args, "--backend", "vulkan")
+    assert gpu.returncode == 0, gpu.stderr
+    assert gpu.stdout == cpu.stdout
+
+
+def test_vulkan_backend_without_a_driver_fails_in_one_line():
+    r = subprocess.run([str(MINNOW), "run", "-m", str(MODEL), "-p", "hi", "--backend", "vulkan"], capture_output=True,
+                       text=True, timeout=60,
+                       env={"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json",
+                            "PATH": "/usr/bin:/bin"})
+    assert_clean_failure(r, "vulkan")
+    r = minnow("run", "-m", MODEL, "-p", "hi", "--backend", "vulkan", "--device", 7)
+    if "vulkan 0:" in minnow("devices").stdout:
+        assert_clean_failure(r, "no device 7")
+    r = minnow("run", "-m", MODEL, "-p", "hi", "--backend", "vulkan", "--kv-type", "q8_0")
+    assert_clean_failure(r, "f16 KV cache")

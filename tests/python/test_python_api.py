@@ -206,6 +206,8 @@ def test_bad_arguments(model, tmp_path):
         minnow.Model(MODEL, kv_type="f8")
     with pytest.raises(minnow.InvalidArgumentError, match="n_threads"):
         minnow.Model(MODEL, n_threads=-1)
+    with pytest.raises(ValueError, match="backend"):
+        minnow.Model(MODEL, backend="cuda")
     with pytest.raises(ValueError, match="max_tokens"):
         model.generate(PROMPT, max_tokens=-1)
     with pytest.raises(ValueError, match="seed"):
@@ -221,6 +223,19 @@ def test_bad_arguments(model, tmp_path):
     assert e.value.status == "MINNOW_ERR_CONTEXT_FULL"
     with pytest.raises(ValueError):
         model.apply_chat_template([{"role": "user", "content": "hi"}], unknown=float("nan"))  # NaN is not JSON
+
+
+def test_vulkan_backend_matches_cli(greedy):
+    """The CLI's greedy continuation, from a session on the Vulkan device (CI: lavapipe)."""
+    try:
+        m = minnow.Model(MODEL, backend="vulkan")
+        out = m.generate(PROMPT, max_tokens=16, temperature=0)
+    except minnow.MinnowError as e:
+        if "vulkan" in str(e).lower() and os.environ.get("MINNOW_REQUIRE_VULKAN") != "1":
+            pytest.skip(f"no Vulkan device: {e}")
+        raise
+    assert out == greedy
+    m.close()
 
 
 def test_close_and_context_manager():

@@ -12,6 +12,7 @@
 
 #include "minnow/llm.hpp"
 #include "minnow/minnow.h"
+#include "vulkan_device.hpp"
 
 namespace {
 
@@ -116,6 +117,13 @@ TEST(CApi, LoadRefusesBadArgumentsAndFiles) {
   p.kv_type = 42;
   EXPECT_EQ(minnow_model_load(kTiny.c_str(), &p, &m), MINNOW_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(minnow_last_error()).find("kv_type"), std::string::npos);
+  p = minnow_model_params_default();
+  p.backend = 7;
+  EXPECT_EQ(minnow_model_load(kTiny.c_str(), &p, &m), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("backend"), std::string::npos);
+  p = minnow_model_params_default();
+  p.device = -1;
+  EXPECT_EQ(minnow_model_load(kTiny.c_str(), &p, &m), MINNOW_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(m, nullptr);
 }
 
@@ -410,6 +418,31 @@ TEST(CApi, SessionOutlivesItsModelHandle) {
   EXPECT_EQ(minnow_generate(s, "one two", &p, nullptr, nullptr, &r), MINNOW_OK) << minnow_last_error();
   EXPECT_EQ(r.n_generated, 4);
   minnow_session_free(s);
+}
+
+// The backend is a model default too: on Vulkan the greedy continuation is the CPU's.
+TEST(CApi, VulkanBackendGeneratesAsTheCpu) {
+#if MINNOW_HAVE_VULKAN
+  MINNOW_NEED_VULKAN_DEVICE();
+  minnow_model_params mp = minnow_model_params_default();
+  mp.backend = MINNOW_BACKEND_VULKAN;
+  CModel c(kTiny, &mp);
+  CSession cs(c.m);
+  const std::vector<int32_t> prompt = tokenize(c.m, "one two three");
+  Stream st;
+  const minnow_generate_params p = greedy(16);
+  ASSERT_EQ(minnow_generate(cs.s, "one two three", &p, Stream::callback, &st, nullptr), MINNOW_OK) << minnow_last_error();
+  EXPECT_EQ(st.ids, cpp_greedy(kTiny, prompt, 16));
+  // A device that is not there: one line, no session.
+  mp.device = 99;
+  CModel c2(kTiny, &mp);
+  minnow_session* s = nullptr;
+  EXPECT_EQ(minnow_session_create(c2.m, nullptr, &s), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("no device 99"), std::string::npos) << minnow_last_error();
+  EXPECT_EQ(s, nullptr);
+#else
+  GTEST_SKIP() << "built without the Vulkan backend";
+#endif
 }
 
 TEST(CApi, ModelDefaultsReachSessions) {

@@ -33,6 +33,7 @@ Prompt = Union[str, bytes, Sequence[int]]
 Message = Dict[str, Any]
 
 _KV_TYPES = {"f16": 0, "f32": 1, "q8_0": 2}
+_BACKENDS = {"cpu": 0, "vulkan": 1}
 # OpenAI's finish_reason for each of the engine's stop reasons.
 _FINISH_REASON = {
     "end_of_generation": "stop",
@@ -251,15 +252,20 @@ class Model:
     n_threads 0 uses one thread per (big) core; n_ctx 0 is 4096 tokens capped by the
     model's trained context; kv_type is the KV cache's storage ("f16", "f32" exact, or
     "q8_0" about a quarter of f32); int8_activations makes quantized matmuls faster at the
-    cost of logits moving by ~0.05. Generation on the model itself uses one Session it
-    keeps, so successive calls reuse the cached prefix of their prompts."""
+    cost of logits moving by ~0.05; backend "vulkan" runs sessions on GPU `device` (the
+    index `minnow devices` prints) with the whole model and an f16 KV cache in its memory.
+    Generation on the model itself uses one Session it keeps, so successive calls reuse the
+    cached prefix of their prompts."""
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], n_threads: int = 0, n_ctx: int = 0,
-                 kv_type: str = "f16", int8_activations: bool = False):
+                 kv_type: str = "f16", int8_activations: bool = False, backend: str = "cpu", device: int = 0):
         if kv_type not in _KV_TYPES:
             raise InvalidArgumentError(f"kv_type must be one of {', '.join(_KV_TYPES)}, not {kv_type!r}")
+        if backend not in _BACKENDS:
+            raise InvalidArgumentError(f"backend must be one of {', '.join(_BACKENDS)}, not {backend!r}")
         self.path = os.fsdecode(path)
-        self._m = _minnow.Model(self.path, n_threads, n_ctx, _KV_TYPES[kv_type], bool(int8_activations))
+        self._m = _minnow.Model(self.path, n_threads, n_ctx, _KV_TYPES[kv_type], bool(int8_activations),
+                                _BACKENDS[backend], device)
         self.info = ModelInfo(**self._m.info())
         self._session: Optional[Session] = None
         self._session_lock = threading.Lock()

@@ -42,7 +42,10 @@ class VulkanForward final : public SequenceForward {
   int ctx_, max_batch_;
   std::unique_ptr<Device> dev_;
   std::unique_ptr<Ops> ops_;
-  std::unique_ptr<Stream> stream_;  // one command stream, reused by every pass
+  std::unique_ptr<Stream> stream_;  // passes of several tokens: recorded for each
+  // One-token passes (decode) record the same commands whatever the position (positions
+  // and angles are read from buffers): recorded once and replayed.
+  std::unique_ptr<Stream> decode_;
   std::vector<DeviceLayer> layers_;
   DeviceMatrix output_;
   Buffer output_norm_;
@@ -65,6 +68,7 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   dev_ = Device::open(device);
   ops_ = std::make_unique<Ops>(*dev_);
   stream_ = std::make_unique<Stream>(*dev_);
+  decode_ = std::make_unique<Stream>(*dev_);
   layers_.resize(m.layers.size());
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const LayerWeights& L = m.layers[l];
@@ -210,18 +214,26 @@ void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logit
   if (rows > logit_rows_) {
     logits_ = dev_->alloc(static_cast<size_t>(rows * vocab) * sizeof(float), Memory::Readback);
     logit_rows_ = rows;
+    if (decode_->kept()) decode_->clear();  // it wrote into the old buffer
   }
-  Stream& s = *stream_;
-  s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
-  s.barrier();
-  for (int l = 0; l < c_.n_layers; ++l) {
-    attention_block(s, l, n);
-    ffn_block(s, l, n);
+  const bool replayable = n == 1;
+  Stream& s = replayable ? *decode_ : *stream_;
+  if (!(replayable && s.kept())) {
+    s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
+    s.barrier();
+    for (int l = 0; l < c_.n_layers; ++l) {
+      attention_block(s, l, n);
+      ffn_block(s, l, n);
+    }
+    ops_->rmsnorm(s, x_, output_norm_, h_, rows, d, c_.rms_eps, all_logits ? 0 : n - 1);
+    s.barrier();
+    ops_->matmul(s, output_, h_, logits_, rows);
+    if (replayable) s.keep();
   }
-  ops_->rmsnorm(s, x_, output_norm_, h_, rows, d, c_.rms_eps, all_logits ? 0 : n - 1);
-  s.barrier();
-  ops_->matmul(s, output_, h_, logits_, rows);
-  s.submit_and_wait();
+  if (replayable)
+    s.replay();
+  else
+    s.submit_and_wait();
   dev_->download(logits_, logits, static_cast<size_t>(rows * vocab) * sizeof(float));
   if (c_.final_softcap > 0)
     for (int64_t i = 0; i < rows * vocab; ++i) logits[i] = c_.final_softcap * std::tanh(logits[i] / c_.final_softcap);

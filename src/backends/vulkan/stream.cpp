@@ -97,8 +97,8 @@ void Stream::destroy() {
 
 void Stream::begin() {
   if (recording_) return;
+  if (kept_) throw Error("vulkan: recording into a kept stream (clear() it first)");
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(dev_.api().vkBeginCommandBuffer(cmd_, &bi), "recording commands");
   recording_ = true;
 }
@@ -176,8 +176,7 @@ void Stream::barrier() {
                                   nullptr, 0, nullptr);
 }
 
-void Stream::submit_and_wait() {
-  if (!recording_) return;
+void Stream::end_recording() {
   const DeviceApi& a = dev_.api();
   // Results are read by the host (mapped memory) after this.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -187,18 +186,49 @@ void Stream::submit_and_wait() {
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   recording_ = false;
   check(a.vkEndCommandBuffer(cmd_), "recording commands");
+}
+
+void Stream::run_and_wait() {
+  const DeviceApi& a = dev_.api();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd_;
   check(a.vkQueueSubmit(dev_.queue(), 1, &si, fence_), "submitting commands");
-  const VkResult waited = a.vkWaitForFences(dev_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX);
-  check(waited, "waiting for the device");
+  check(a.vkWaitForFences(dev_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for the device");
   check(a.vkResetFences(dev_.handle(), 1, &fence_), "resetting a fence");
+}
+
+void Stream::submit_and_wait() {
+  if (kept_) throw Error("vulkan: submit_and_wait on a kept recording (replay() runs it)");
+  if (!recording_) return;
+  end_recording();
+  run_and_wait();
+  clear();
+}
+
+void Stream::keep() {
+  if (!recording_) throw Error("vulkan: nothing recorded to keep");
+  end_recording();
+  kept_ = true;
+}
+
+void Stream::replay() {
+  if (!kept_) throw Error("vulkan: replay without a kept recording");
+  run_and_wait();
+}
+
+void Stream::clear() {
+  const DeviceApi& a = dev_.api();
+  if (recording_) {
+    a.vkEndCommandBuffer(cmd_);
+    recording_ = false;
+  }
   check(a.vkResetCommandBuffer(cmd_, 0), "resetting a command buffer");
   for (size_t p = 0; p < set_pools_.size() && p <= set_pool_in_use_; ++p)
     a.vkResetDescriptorPool(dev_.handle(), set_pools_[p], 0);
   set_pool_in_use_ = 0;
   recorded_ = 0;
+  kept_ = false;
 }
 
 }  // namespace minnow::vulkan

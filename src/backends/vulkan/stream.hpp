@@ -57,6 +57,14 @@ class Stream {
   // Runs what was recorded and waits for it; the stream is then empty and ready again.
   void submit_and_wait();
 
+  // Recorded once, run many times: after keep(), the recording is closed and each replay()
+  // runs it again and waits (the buffers it reads may be rewritten between runs); clear()
+  // empties the stream for a new recording.
+  void keep();
+  bool kept() const { return kept_; }
+  void replay();
+  void clear();
+
  private:
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
   void destroy();
@@ -68,7 +76,10 @@ class Stream {
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> set_pools_;  // grown when full; reset after each submit
   size_t set_pool_in_use_ = 0;
+  void end_recording();
+  void run_and_wait();
   bool recording_ = false;
+  bool kept_ = false;
   int recorded_ = 0;
 };
 

@@ -46,6 +46,9 @@ void register_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 512));
   cmd->callback([o] {
+    if (o->model.backend != "cpu")  // the batched engine drives the CPU's Transformer directly
+      throw std::runtime_error("serve: --backend " + o->model.backend + " is not in the server yet (run, chat, bench and "
+                               "perplexity have it); serve with --backend cpu");
     auto model = load_model_or_throw(o->model.model);
     server::ServerOptions s = o->server;
     s.engine.threads = o->model.threads;
