@@ -221,6 +221,13 @@ public final class BindingTest {
       eq(256, s.contextSize(), "a session overrides the context size");
       eq(8, s.generate(PROMPT, greedy(8), null).nGenerated, "q8_0 KV, int8 activations, batch 2");
     }
+    // The Vulkan backend: the CPU's greedy text, or one clear error where there is no device.
+    String cpu = cliRun("-p", PROMPT, "-n", "8", "--temp", "0");
+    try (Model m = Model.load(modelPath, new Model.Options().backend(Model.Backend.VULKAN)); Session s = m.newSession()) {
+      eq(cpu, s.generate(PROMPT, greedy(8), null).text, "Vulkan backend (CLI on the CPU vs Java on Vulkan)");
+    } catch (MinnowException e) {
+      check(e.getMessage().toLowerCase().contains("vulkan"), "a Vulkan failure names Vulkan: " + e.getMessage());
+    }
   }
 
   static void greedyMatchesCli() throws Exception {

@@ -52,45 +52,56 @@ Golden load_golden(const std::string& family) {
   return g;
 }
 
+struct Diffs {
+  double vs_golden = 0;    // prefill logits against transformers'
+  double incremental = 0;  // token-by-token decoding against that prefill
+};
+
+// Both for sequence s under options o, as max |difference| / the golden logits' range.
+Diffs compare_sequence(const minnow::Model& model, const minnow::SessionOptions& o, const Golden& g, size_t s) {
+  const auto& ids = g.sequences[s];
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t p = 0; p < ids.size(); ++p)
+    for (int v = 0; v < g.vocab; ++v) lo = std::min(lo, g.at(s, p)[v]), hi = std::max(hi, g.at(s, p)[v]);
+  const double range = hi - lo;
+  Diffs d;
+  std::vector<std::vector<float>> prefill(ids.size());
+  minnow::Session full(model, o);
+  full.eval_all(ids, [&](int pos, std::span<const float> logits) {
+    prefill[static_cast<size_t>(pos)].assign(logits.begin(), logits.end());
+    for (int v = 0; v < g.vocab; ++v)
+      d.vs_golden = std::max(d.vs_golden, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
+  });
+  minnow::Session step(model, o);
+  for (size_t p = 0; p < ids.size(); ++p) {
+    auto logits = step.eval(std::span<const int32_t>(ids.data(), p + 1));
+    for (int v = 0; v < g.vocab; ++v)
+      d.incremental = std::max(d.incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
+  }
+  return d;
+}
+
 // `path` is relative to tests/reference/tiny/: the HF directory "<family>" or "<family>.gguf".
 void check_family(const std::string& family, const std::string& path) {
   const Golden g = load_golden(family);
   auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + path);
   ASSERT_EQ(model->info().vocab_size, g.vocab);
   EXPECT_EQ(model->tokenize(g.tokenizer_text), g.tokenizer_ids) << path;
-  double worst_prefill = 0, worst_incremental = 0, worst_f16_kv = 0;
   // Exact mode (f32 KV cache) for the parity bounds; the default f16 cache separately.
   const minnow::SessionOptions exact{.ctx = 256, .threads = 2, .kv_type = minnow::SessionOptions::KvType::F32};
+  const minnow::SessionOptions half{.ctx = 256, .threads = 2, .kv_type = minnow::SessionOptions::KvType::F16};
+  Diffs worst, worst_f16;
   for (size_t s = 0; s < g.sequences.size(); ++s) {
-    const auto& ids = g.sequences[s];
-    float lo = INFINITY, hi = -INFINITY;
-    for (size_t p = 0; p < ids.size(); ++p)
-      for (int v = 0; v < g.vocab; ++v) lo = std::min(lo, g.at(s, p)[v]), hi = std::max(hi, g.at(s, p)[v]);
-    const double range = hi - lo;
-    std::vector<std::vector<float>> prefill(ids.size());
-    minnow::Session full(*model, exact);
-    full.eval_all(ids, [&](int pos, std::span<const float> logits) {
-      prefill[static_cast<size_t>(pos)].assign(logits.begin(), logits.end());
-      for (int v = 0; v < g.vocab; ++v)
-        worst_prefill = std::max(worst_prefill, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
-    });
-    minnow::Session step(*model, exact);
-    for (size_t p = 0; p < ids.size(); ++p) {
-      auto logits = step.eval(std::span<const int32_t>(ids.data(), p + 1));
-      for (int v = 0; v < g.vocab; ++v)
-        worst_incremental = std::max(worst_incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
-    }
-    minnow::Session half(*model, {.ctx = 256, .threads = 2, .kv_type = minnow::SessionOptions::KvType::F16});
-    half.eval_all(ids, [&](int pos, std::span<const float> logits) {
-      for (int v = 0; v < g.vocab; ++v)
-        worst_f16_kv = std::max(worst_f16_kv, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
-    });
+    const Diffs d = compare_sequence(*model, exact, g, s), h = compare_sequence(*model, half, g, s);
+    worst.vs_golden = std::max(worst.vs_golden, d.vs_golden);
+    worst.incremental = std::max(worst.incremental, d.incremental);
+    worst_f16.vs_golden = std::max(worst_f16.vs_golden, h.vs_golden);
   }
   std::printf("[ tiny     ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e, "
-              "f16 KV cache vs transformers %.2e\n", path.c_str(), worst_prefill, worst_incremental, worst_f16_kv);
-  EXPECT_LE(worst_prefill, 1e-4) << path;
-  EXPECT_LE(worst_incremental, 1e-5) << path;
-  EXPECT_LE(worst_f16_kv, 1e-3) << path << ": the f16 KV cache moves logits more than its stated tolerance";
+              "f16 KV cache vs transformers %.2e\n", path.c_str(), worst.vs_golden, worst.incremental, worst_f16.vs_golden);
+  EXPECT_LE(worst.vs_golden, 1e-4) << path;
+  EXPECT_LE(worst.incremental, 1e-5) << path;
+  EXPECT_LE(worst_f16.vs_golden, 1e-3) << path << ": the f16 KV cache moves logits more than its stated tolerance";
 }
 
 #if MINNOW_HAVE_VULKAN
@@ -100,31 +111,16 @@ void check_family_vulkan(const std::string& family, const std::string& path) {
   const Golden g = load_golden(family);
   auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + path);
   const minnow::SessionOptions vk{.ctx = 256, .threads = 2, .backend = minnow::SessionOptions::Backend::Vulkan};
-  double worst_prefill = 0, worst_incremental = 0;
+  Diffs worst;
   for (size_t s = 0; s < g.sequences.size(); ++s) {
-    const auto& ids = g.sequences[s];
-    float lo = INFINITY, hi = -INFINITY;
-    for (size_t p = 0; p < ids.size(); ++p)
-      for (int v = 0; v < g.vocab; ++v) lo = std::min(lo, g.at(s, p)[v]), hi = std::max(hi, g.at(s, p)[v]);
-    const double range = hi - lo;
-    std::vector<std::vector<float>> prefill(ids.size());
-    minnow::Session full(*model, vk);
-    full.eval_all(ids, [&](int pos, std::span<const float> logits) {
-      prefill[static_cast<size_t>(pos)].assign(logits.begin(), logits.end());
-      for (int v = 0; v < g.vocab; ++v)
-        worst_prefill = std::max(worst_prefill, std::abs(logits[static_cast<size_t>(v)] - g.at(s, static_cast<size_t>(pos))[v]) / range);
-    });
-    minnow::Session step(*model, vk);
-    for (size_t p = 0; p < ids.size(); ++p) {
-      auto logits = step.eval(std::span<const int32_t>(ids.data(), p + 1));
-      for (int v = 0; v < g.vocab; ++v)
-        worst_incremental = std::max(worst_incremental, std::abs(logits[static_cast<size_t>(v)] - prefill[p][static_cast<size_t>(v)]) / range);
-    }
+    const Diffs d = compare_sequence(*model, vk, g, s);
+    worst.vs_golden = std::max(worst.vs_golden, d.vs_golden);
+    worst.incremental = std::max(worst.incremental, d.incremental);
   }
   std::printf("[ tiny vk  ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n",
-              path.c_str(), worst_prefill, worst_incremental);
-  EXPECT_LE(worst_prefill, 1e-3) << path;
-  EXPECT_LE(worst_incremental, 1e-4) << path;
+              path.c_str(), worst.vs_golden, worst.incremental);
+  EXPECT_LE(worst.vs_golden, 1e-3) << path;
+  EXPECT_LE(worst.incremental, 1e-4) << path;
 }
 #endif
 

@@ -20,19 +20,33 @@ public final class Model implements AutoCloseable {
     }
   }
 
+  /** Where the sessions run (minnow_backend). */
+  public enum Backend {
+    /** The CPU (the default). */
+    CPU(0),
+    /** A GPU through Vulkan: the whole model and an f16 KV cache in its memory (docs/vulkan.md). */
+    VULKAN(1);
+    final int code;
+    Backend(int code) { this.code = code; }
+    static Backend of(int code) { return code == 1 ? VULKAN : CPU; }
+  }
+
   /** Load options; start from the C defaults (minnow_model_params_default). */
   public static final class Options {
-    private int threads, contextSize;
+    private int threads, contextSize, device;
     private KvType kvType;
     private boolean int8Activations;
+    private Backend backend;
 
     public Options() {
-      int[] d = new int[4];
+      int[] d = new int[6];
       Native.modelParamsDefault(d);
       threads = d[0];
       contextSize = d[1];
       kvType = KvType.of(d[2]);
       int8Activations = d[3] != 0;
+      backend = Backend.of(d[4]);
+      device = d[5];
     }
 
     /** Threads per session; 0: one per (big) core. */
@@ -42,6 +56,9 @@ public final class Model implements AutoCloseable {
     public Options kvType(KvType t) { kvType = t == null ? KvType.F16 : t; return this; }
     /** int8 activations in quantized matmuls: faster, logits move by ~0.05. */
     public Options int8Activations(boolean on) { int8Activations = on; return this; }
+    public Options backend(Backend b) { backend = b == null ? Backend.CPU : b; return this; }
+    /** The Vulkan device's index, as `minnow devices` numbers them. */
+    public Options device(int n) { device = n; return this; }
   }
 
   private long handle;  // guarded by this; 0 once freed
@@ -66,7 +83,8 @@ public final class Model implements AutoCloseable {
   public static Model load(String path, Options options) {
     byte[] p = Utf8.cString(path, "path");
     Options o = options != null ? options : new Options();
-    return new Model(Native.modelLoad(p, o.threads, o.contextSize, o.kvType.code, o.int8Activations));
+    return new Model(Native.modelLoad(p, o.threads, o.contextSize, o.kvType.code, o.int8Activations, o.backend.code,
+                                      o.device));
   }
 
   public static Model load(String path) {

@@ -23,7 +23,8 @@ final class Native {
 
   /** ints: n_threads, n_ctx, kv_type, int8_activations (0/1). */
   static native void modelParamsDefault(int[] out);
-  static native long modelLoad(byte[] path, int nThreads, int nCtx, int kvType, boolean int8Activations);
+  static native long modelLoad(byte[] path, int nThreads, int nCtx, int kvType, boolean int8Activations, int backend,
+                               int device);
   static native void modelFree(long model);
   /** longs: see Model.info(); strings: architecture, name. */
   static native void modelInfo(long model, long[] nums, byte[][] strings);
