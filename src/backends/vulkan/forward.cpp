@@ -1,6 +1,7 @@
 #include "backends/vulkan/forward.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -86,6 +87,9 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   output_norm_ = floats(m.output_norm);
 
   kv_ = {c_.n_kv_heads, c_.head_dim, ctx};
+  // The kernels address the caches in 32-bit words.
+  if (uint64_t{kv_.row_words()} * static_cast<uint64_t>(ctx) * static_cast<uint64_t>(c_.n_layers) > UINT32_MAX)
+    throw Error("vulkan: a KV cache of " + std::to_string(ctx) + " positions is too large for the kernels (lower --ctx)");
   const size_t cache_bytes = static_cast<size_t>(c_.n_layers) * static_cast<size_t>(ctx) * kv_.row_words() * 4;
   k_cache_ = dev_->alloc(cache_bytes, Memory::Device);
   v_cache_ = dev_->alloc(cache_bytes, Memory::Device);

@@ -155,7 +155,6 @@ void Stream::dispatch(const Kernel& k, std::initializer_list<const Buffer*> buff
   a.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout_, 0, 1, &set, 0, nullptr);
   if (k.push_bytes_ > 0) a.vkCmdPushConstants(cmd_, k.layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, k.push_bytes_, push);
   a.vkCmdDispatch(cmd_, gx, gy, gz);
-  ++recorded_;
 }
 
 void Stream::copy(const Buffer& src, size_t src_offset, Buffer& dst, size_t dst_offset, size_t bytes) {
@@ -227,7 +226,6 @@ void Stream::clear() {
   for (size_t p = 0; p < set_pools_.size() && p <= set_pool_in_use_; ++p)
     a.vkResetDescriptorPool(dev_.handle(), set_pools_[p], 0);
   set_pool_in_use_ = 0;
-  recorded_ = 0;
   kept_ = false;
 }
 

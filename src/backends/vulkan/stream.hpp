@@ -80,7 +80,6 @@ class Stream {
   void run_and_wait();
   bool recording_ = false;
   bool kept_ = false;
-  int recorded_ = 0;
 };
 
 }  // namespace minnow::vulkan
