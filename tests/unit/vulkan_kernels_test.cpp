@@ -306,7 +306,7 @@ TEST(VulkanKernels, RopeAndKvStoreMatchScalar) {
 }
 
 // Attention over an f16 cache against softmax(q k / sqrt(hd)) v in double, with grouped
-// heads, a sliding window and soft-capping.
+// heads, a sliding window and soft-capping; caches long enough to split the positions.
 TEST(VulkanKernels, AttentionMatchesDirectSoftmax) {
   NEED_DEVICE();
   Ops ops(*dev);
@@ -317,7 +317,8 @@ TEST(VulkanKernels, AttentionMatchesDirectSoftmax) {
     float softcap;
   };
   for (const Case& c : {Case{1, 1, 64, 1, 0, 0.0f}, Case{9, 3, 64, 70, 0, 0.0f}, Case{4, 1, 256, 130, 0, 0.0f},
-                        Case{2, 2, 80, 200, 33, 0.0f}, Case{4, 2, 32, 65, 0, 5.0f}}) {
+                        Case{2, 2, 80, 200, 33, 0.0f}, Case{4, 2, 32, 65, 0, 5.0f},
+                        Case{2, 1, 64, 1000, 300, 0.0f}, Case{3, 3, 128, 1000, 0, 0.0f}}) {
     SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " + std::to_string(c.hd) +
                  " positions " + std::to_string(c.positions));
     const int64_t kvd = c.n_kv_heads * c.hd, layers = 2, layer = 1;
@@ -363,8 +364,9 @@ TEST(VulkanKernels, AttentionMatchesDirectSoftmax) {
     dev->upload(kcb, kc.data(), kc.size() * 2);
     dev->upload(vcb, vc.data(), vc.size() * 2);
     Buffer ob = dev->alloc(q.size() * 4, Memory::Readback);
+    Buffer part = dev->alloc(Ops::attention_part_floats(kv, c.n_heads, n) * 4, Memory::Device);
     Stream s(*dev);
-    ops.attention(s, qb, kcb, vcb, pb, ob, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
+    ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
     s.submit_and_wait();
     expect_close(download_floats(*dev, ob, q.size()), want, 2e-5f, "attention");
   }

@@ -24,7 +24,8 @@ namespace minnow::vulkan {
   X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkResetCommandBuffer) \
   X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)       \
   X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) \
-  X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)
+  X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)                             \
+  X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
 
 #define MINNOW_VK_DECLARE(name) PFN_##name name = nullptr;
 

@@ -88,6 +88,7 @@ DeviceInfo describe(const InstanceApi& ia, VkPhysicalDevice pd, int index) {
   info.vendor_id = props.vendorID;
   info.device_id = props.deviceID;
   info.max_shared_bytes = props.limits.maxComputeSharedMemorySize;
+  info.timestamp_ns = props.limits.timestampComputeAndGraphics ? props.limits.timestampPeriod : 0.0f;
 
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};

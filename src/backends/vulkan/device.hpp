@@ -22,6 +22,7 @@ struct DeviceInfo {
   uint64_t device_local_bytes = 0;  // the largest device-local heap
   uint32_t subgroup_size = 0;
   uint32_t max_shared_bytes = 0;    // compute shared memory per workgroup
+  float timestamp_ns = 0;           // nanoseconds a timestamp tick; 0: no timestamps on compute queues
   bool subgroup_arithmetic = false;
   bool fp16 = false;                // shaderFloat16
   bool int8 = false;                // shaderInt8

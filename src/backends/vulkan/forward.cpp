@@ -54,6 +54,7 @@ class VulkanForward final : public SequenceForward {
   Buffer k_cache_, v_cache_;
   // Activations, max_batch rows each.
   Buffer x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
+  Buffer attn_part_;  // attention's splits
   Buffer logits_;  // read back; rows grown on demand
   int64_t logit_rows_ = 0;
   // Per pass, written by the host.
@@ -68,8 +69,8 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
     throw Error("vulkan: head size " + std::to_string(c_.head_dim) + " is not supported (even, at most 256)");
   dev_ = Device::open(device);
   ops_ = std::make_unique<Ops>(*dev_);
-  stream_ = std::make_unique<Stream>(*dev_);
-  decode_ = std::make_unique<Stream>(*dev_);
+  stream_ = std::make_unique<Stream>(*dev_, "prefill");
+  decode_ = std::make_unique<Stream>(*dev_, "decode");
   layers_.resize(m.layers.size());
   for (size_t l = 0; l < m.layers.size(); ++l) {
     const LayerWeights& L = m.layers[l];
@@ -102,6 +103,7 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   x_ = activations(B * d), h_ = activations(B * std::max(d, qd)), tmp_ = activations(B * d);
   q_ = activations(B * qd), attn_ = activations(B * qd), k_ = activations(B * kvd), v_ = activations(B * kvd);
   gate_ = activations(B * ff), up_ = activations(B * ff);
+  attn_part_ = activations(Ops::attention_part_floats(kv_, c_.n_heads, max_batch));
   x_in_ = dev_->alloc(B * d * sizeof(float), Memory::Upload);
   pos_ = dev_->alloc(B * sizeof(uint32_t), Memory::Upload);
   const size_t half = static_cast<size_t>(c_.head_dim / 2);
@@ -164,7 +166,7 @@ void VulkanForward::attention_block(Stream& s, int l, int n) {
   s.barrier();
   const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
-  ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, kv_, l, n, ap);
+  ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, attn_part_, kv_, l, n, ap);
   s.barrier();
   ops_->matmul(s, L.wo, attn_, tmp_, n);
   s.barrier();

@@ -1,5 +1,10 @@
 #include "backends/vulkan/stream.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "base/error.hpp"
@@ -8,6 +13,54 @@ namespace minnow::vulkan {
 
 constexpr uint32_t kSetsPerPool = 512;
 constexpr uint32_t kMaxBuffersPerKernel = 8;
+constexpr uint32_t kMaxStamps = 8192;
+
+namespace {
+
+// Time per label over the process's life, printed at exit (MINNOW_VULKAN_PROFILE).
+class ProfileTable {
+ public:
+  void add(const std::string& label, double ns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Row& r = rows_[label];
+    r.ns += ns;
+    ++r.calls;
+  }
+  ~ProfileTable() {
+    if (rows_.empty()) return;
+    std::vector<std::pair<std::string, Row>> rows(rows_.begin(), rows_.end());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+    std::map<std::string, double> per_stream;
+    for (const auto& [label, r] : rows) per_stream[label.substr(0, label.find(' '))] += r.ns;
+    std::fprintf(stderr, "vulkan profile: %-44s %8s %10s %9s %6s\n", "stream kernel [grid]", "calls", "total ms", "mean us", "%");
+    for (const auto& [label, r] : rows)
+      std::fprintf(stderr, "vulkan profile: %-44s %8lld %10.2f %9.2f %5.1f%%\n", label.c_str(), r.calls, r.ns * 1e-6,
+                   r.ns * 1e-3 / static_cast<double>(r.calls), 100.0 * r.ns / per_stream[label.substr(0, label.find(' '))]);
+  }
+
+ private:
+  struct Row {
+    double ns = 0;
+    long long calls = 0;
+  };
+  std::mutex mu_;
+  std::map<std::string, Row> rows_;
+};
+
+ProfileTable& profile_table() {
+  static ProfileTable table;
+  return table;
+}
+
+bool profiling() {
+  static const bool on = [] {
+    const char* v = std::getenv("MINNOW_VULKAN_PROFILE");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  return on;
+}
+
+}  // namespace
 
 Kernel::Kernel(Device& dev, const ShaderCode& code, int n_buffers, uint32_t push_bytes)
     : dev_(dev), name_(code.name), n_buffers_(n_buffers), push_bytes_(push_bytes) {
@@ -63,7 +116,7 @@ void Kernel::destroy() {
   pipeline_ = VK_NULL_HANDLE, layout_ = VK_NULL_HANDLE, set_layout_ = VK_NULL_HANDLE;
 }
 
-Stream::Stream(Device& dev) : dev_(dev) {
+Stream::Stream(Device& dev, const char* name) : dev_(dev), name_(name) {
   const DeviceApi& a = dev.api();
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -77,6 +130,13 @@ Stream::Stream(Device& dev) : dev_(dev) {
   try {
     check(a.vkAllocateCommandBuffers(dev.handle(), &cai, &cmd_), "allocating a command buffer");
     check(a.vkCreateFence(dev.handle(), &fci, nullptr, &fence_), "creating a fence");
+    if (profiling() && dev.info().timestamp_ns > 0) {
+      profile_table();  // constructed before the first use, so destroyed after it
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = kMaxStamps;
+      check(a.vkCreateQueryPool(dev.handle(), &qi, nullptr, &queries_), "creating a timestamp query pool");
+    }
   } catch (...) {
     destroy();
     throw;
@@ -90,6 +150,8 @@ void Stream::destroy() {
   if (recording_) a.vkEndCommandBuffer(cmd_);
   for (VkDescriptorPool p : set_pools_) a.vkDestroyDescriptorPool(dev_.handle(), p, nullptr);
   set_pools_.clear();
+  if (queries_ != VK_NULL_HANDLE) a.vkDestroyQueryPool(dev_.handle(), queries_, nullptr);
+  queries_ = VK_NULL_HANDLE;
   if (fence_ != VK_NULL_HANDLE) a.vkDestroyFence(dev_.handle(), fence_, nullptr);
   if (pool_ != VK_NULL_HANDLE) a.vkDestroyCommandPool(dev_.handle(), pool_, nullptr);
   fence_ = VK_NULL_HANDLE, pool_ = VK_NULL_HANDLE;
@@ -101,6 +163,27 @@ void Stream::begin() {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   check(dev_.api().vkBeginCommandBuffer(cmd_, &bi), "recording commands");
   recording_ = true;
+  if (queries_ != VK_NULL_HANDLE) {
+    dev_.api().vkCmdResetQueryPool(cmd_, queries_, 0, kMaxStamps);
+    labels_.clear();
+    stamp("start");
+  }
+}
+
+void Stream::stamp(std::string label) {
+  if (queries_ == VK_NULL_HANDLE || labels_.size() >= kMaxStamps) return;
+  dev_.api().vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<uint32_t>(labels_.size()));
+  labels_.push_back(std::string(name_) + " " + label);
+}
+
+void Stream::collect() {
+  if (queries_ == VK_NULL_HANDLE || labels_.size() < 2) return;
+  std::vector<uint64_t> t(labels_.size());
+  check(dev_.api().vkGetQueryPoolResults(dev_.handle(), queries_, 0, static_cast<uint32_t>(t.size()), t.size() * 8,
+                                         t.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "reading timestamps");
+  const double tick = dev_.info().timestamp_ns;
+  for (size_t i = 1; i < t.size(); ++i) profile_table().add(labels_[i], static_cast<double>(t[i] - t[i - 1]) * tick);
 }
 
 VkDescriptorSet Stream::allocate_set(VkDescriptorSetLayout layout) {
@@ -155,6 +238,8 @@ void Stream::dispatch(const Kernel& k, std::initializer_list<const Buffer*> buff
   a.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout_, 0, 1, &set, 0, nullptr);
   if (k.push_bytes_ > 0) a.vkCmdPushConstants(cmd_, k.layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, k.push_bytes_, push);
   a.vkCmdDispatch(cmd_, gx, gy, gz);
+  if (queries_ != VK_NULL_HANDLE)
+    stamp(std::string(k.name_) + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" + std::to_string(gz) + "]");
 }
 
 void Stream::copy(const Buffer& src, size_t src_offset, Buffer& dst, size_t dst_offset, size_t bytes) {
@@ -163,6 +248,7 @@ void Stream::copy(const Buffer& src, size_t src_offset, Buffer& dst, size_t dst_
   begin();
   VkBufferCopy region{src_offset, dst_offset, bytes};
   dev_.api().vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+  stamp("copy");
 }
 
 void Stream::barrier() {
@@ -195,6 +281,7 @@ void Stream::run_and_wait() {
   check(a.vkQueueSubmit(dev_.queue(), 1, &si, fence_), "submitting commands");
   check(a.vkWaitForFences(dev_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX), "waiting for the device");
   check(a.vkResetFences(dev_.handle(), 1, &fence_), "resetting a fence");
+  collect();
 }
 
 void Stream::submit_and_wait() {

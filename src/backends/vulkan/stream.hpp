@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "backends/vulkan/device.hpp"
@@ -39,9 +40,12 @@ class Kernel {
   VkPipeline pipeline_ = VK_NULL_HANDLE;
 };
 
+// With MINNOW_VULKAN_PROFILE=1 in the environment, a stream times every dispatch with GPU
+// timestamps and the process prints, at exit, the time per kernel and grid for each stream
+// name (the time from the previous dispatch's end, so barrier waits count to the next one).
 class Stream {
  public:
-  explicit Stream(Device& dev);
+  explicit Stream(Device& dev, const char* name = "stream");
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -80,6 +84,12 @@ class Stream {
   void run_and_wait();
   bool recording_ = false;
   bool kept_ = false;
+  // Profiling: one timestamp after each command, labelled.
+  const char* name_;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  std::vector<std::string> labels_;
+  void stamp(std::string label);
+  void collect();
 };
 
 }  // namespace minnow::vulkan

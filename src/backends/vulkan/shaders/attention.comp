@@ -1,17 +1,23 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 64 with an online softmax. One workgroup per (head, token).
+// its KV head, in tiles of 64 with an online softmax. One workgroup per (head, token,
+// split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
+// chunk's maximum, sum and unnormalized output to `part`, and attention_merge combines them
+// (short prompts and decode would otherwise keep a few workgroups busy on a large GPU).
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Q { float q[]; };
 layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
 layout(binding = 2, std430) readonly buffer VCache { uint vc[]; };
 layout(binding = 3, std430) readonly buffer Pos { uint pos[]; };
 layout(binding = 4, std430) writeonly buffer Out { float o[]; };
+layout(binding = 5, std430) writeonly buffer Part { float part[]; };  // per split: m, l, hd sums
 layout(push_constant) uniform Push {
   uint n_heads, n_kv_heads, hd;
   uint layer_words, row_words;
   float scale, softcap;
   uint window;  // positions a query sees, itself included; 0: all
+  uint chunk;   // positions a split takes, a multiple of 64
+  uint n_splits;
 } p;
 
 const uint kMaxHeadDim = 256u;
@@ -44,11 +50,13 @@ float reduce_sum(float v, uint lid) {
 }
 
 void main() {
-  const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, lid = gl_LocalInvocationID.x;
+  const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, split = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint kvh = h / (p.n_heads / p.n_kv_heads);
   const uint hd = p.hd, half_hd = hd / 2u;
-  const uint last = pos[t];
-  const uint first = (p.window > 0u && last + 1u > p.window) ? last + 1u - p.window : 0u;
+  const uint first_seen = (p.window > 0u && pos[t] + 1u > p.window) ? pos[t] + 1u - p.window : 0u;
+  const uint first = first_seen + split * p.chunk;
+  // An empty chunk (first > last) leaves m = -inf and l = 0: the merge skips it.
+  const uint last = min(pos[t], first + p.chunk - 1u);
   const uint qbase = (t * p.n_heads + h) * hd;
   for (uint i = lid; i < hd; i += 64u) qs[i] = q[qbase + i];
   barrier();
@@ -90,8 +98,17 @@ void main() {
     }
     barrier();  // scores[] is rewritten by the next tile
   }
+  if (p.n_splits == 1u) {
+    for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
+      const uint d = lid + 64u * c;
+      if (d < hd) o[qbase + d] = acc[c] / l;
+    }
+    return;
+  }
+  const uint pbase = ((t * p.n_heads + h) * p.n_splits + split) * (hd + 2u);
+  if (lid == 0u) part[pbase] = m, part[pbase + 1u] = l;
   for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
     const uint d = lid + 64u * c;
-    if (d < hd) o[qbase + d] = acc[c] / l;
+    if (d < hd) part[pbase + 2u + d] = acc[c];
   }
 }
