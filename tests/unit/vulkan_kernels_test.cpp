@@ -108,6 +108,11 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     for (int64_t cols : widths)
       for (int64_t rows : {1, 7, 67})
         for (int64_t n_tokens : {1, 3, 4, 17}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng);
+    check_matmul(*dev, ops, t, 130, widths.back(), 45, rng);  // two tiles of rows and of tokens
+    // The matrix-vector kernel without subgroup operations, as on a device without them.
+    ops.use_subgroups(false);
+    for (int64_t cols : widths) check_matmul(*dev, ops, t, 67, cols, 2, rng);
+    ops.use_subgroups(true);
   }
 }
 

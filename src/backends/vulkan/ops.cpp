@@ -29,7 +29,7 @@ const char* kernel_type(DType t) {
   }
 }
 
-// From this many tokens on, the tiled matmul (each weight decoded once per 8 tokens).
+// From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
 constexpr int64_t kTiledMinTokens = 4;
 
 // Workgroups for n items, one each: x up to 65535 (the smallest limit Vulkan allows), then y.
@@ -86,10 +86,11 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
       y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float))
     throw Error("vulkan: matmul buffers smaller than the shapes");
   uint32_t gx, gy;
-  groups_for((w.rows + 7) / 8, gx, gy);  // 8 rows a workgroup
   const bool tiled = n_tokens >= kTiledMinTokens;
-  const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type);
-  const uint32_t gz = static_cast<uint32_t>(tiled ? (n_tokens + 7) / 8 : n_tokens);
+  const int64_t rows_per_group = tiled ? 64 : 2, tokens_per_group = tiled ? 32 : 1;
+  groups_for((w.rows + rows_per_group - 1) / rows_per_group, gx, gy);
+  const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type) + (tiled || subgroups_ ? "" : "_nosg");
+  const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
   s.dispatch(kernel(name.c_str(), 3, sizeof push), {&w.data, &x, &y}, &push, gx, gy, gz);
 }
 

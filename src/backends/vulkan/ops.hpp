@@ -26,8 +26,11 @@ bool matmul_supported(DType t);
 
 class Ops {
  public:
-  explicit Ops(Device& dev) : dev_(dev) {}
+  explicit Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic) {}
   Device& device() { return dev_; }
+  // Kernels with subgroup additions where the device has them; off: the shared-memory
+  // versions every device runs (tests check both).
+  void use_subgroups(bool on) { subgroups_ = on && dev_.info().subgroup_arithmetic; }
 
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
@@ -74,6 +77,7 @@ class Ops {
   const Kernel& kernel(const char* name, int n_buffers, uint32_t push_bytes);
 
   Device& dev_;
+  bool subgroups_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 

@@ -1,10 +1,11 @@
 #version 450
-// Y[t * rows + r] = W[r] . X[t] for many tokens: each workgroup takes 8 rows and a tile of
-// 8 tokens, 8 threads a row; a thread dequantizes each 32-column unit it takes once and
-// uses it for all 8 tokens (the matvec kernel would decode it once per token).
+// Y[t * rows + r] = W[r] . X[t] for many tokens, tiled: each workgroup computes 64 rows x
+// 32 tokens. Per step of 64 columns its 128 threads dequantize one 32-column unit each into
+// shared memory (every weight is decoded once per 32 tokens) and copy the tokens' columns
+// beside them; then each thread accumulates a 4 x 4 block of outputs from shared memory.
 #extension GL_GOOGLE_include_directive : require
 
-layout(local_size_x = 64) in;
+layout(local_size_x = 128) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
 layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
 layout(binding = 2, std430) writeonly buffer Output { float y[]; };
@@ -16,34 +17,56 @@ layout(push_constant) uniform Push {
 
 #include "units.glsl"
 
-const uint kRowsPerGroup = 8u, kThreadsPerRow = 8u, kTokens = 8u;
-shared float partial[kTokens][64];
+const uint kRows = 64u, kTokens = 32u, kStep = 64u;
+// Column-major tiles: ws[k][r / 4] holds rows r..r+3 of column k (vec4 reads in the loop).
+shared vec4 ws[kStep][kRows / 4u];
+shared vec4 xs[kStep][kTokens / 4u];
 
 void main() {
   const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t0 = gl_WorkGroupID.z * kTokens, lid = gl_LocalInvocationID.x;
-  const uint r = group * kRowsPerGroup + lid / kThreadsPerRow, lane = lid % kThreadsPerRow;
-  const uint n = min(kTokens, p.n_tokens - t0);
-  float acc[kTokens];
-  for (uint t = 0u; t < kTokens; ++t) acc[t] = 0.0;
-  if (r < p.rows)
-    for (uint u = lane; u < p.cols / 32u; u += kThreadsPerRow) {
+  const uint r0 = group * kRows, t0 = gl_WorkGroupID.z * kTokens, tid = gl_LocalInvocationID.x;
+  // The block this thread accumulates: rows r0 + 4 * bm .., tokens t0 + 4 * bn ..
+  const uint bm = tid % 16u, bn = tid / 16u;
+  // The unit this thread dequantizes at each step: row lr, unit lu of the step.
+  const uint lr = tid % kRows, lu = tid / kRows;
+  vec4 acc[4];
+  for (uint j = 0u; j < 4u; ++j) acc[j] = vec4(0.0);
+  const uint units = p.cols / 32u;
+  for (uint u0 = 0u; u0 < units; u0 += 2u) {
+    {  // weights
       vec4 v[8];
-      unit_load(r * p.row_u16, u, v);
-      for (uint t = 0u; t < n; ++t) {
-        const uint x0 = ((t0 + t) * p.cols + u * 32u) >> 2;
-        float s = 0.0;
-        for (uint k = 0u; k < 8u; ++k) s += dot(v[k], x4[x0 + k]);
-        acc[t] += s;
+      const uint u = u0 + lu;
+      if (r0 + lr < p.rows && u < units) {
+        unit_load((r0 + lr) * p.row_u16, u, v);
+      } else {
+        for (uint k = 0u; k < 8u; ++k) v[k] = vec4(0.0);
       }
+      for (uint k = 0u; k < 8u; ++k)
+        for (uint c = 0u; c < 4u; ++c) ws[lu * 32u + 4u * k + c][lr / 4u][lr % 4u] = v[k][c];
     }
-  for (uint t = 0u; t < kTokens; ++t) partial[t][lid] = acc[t];
-  barrier();
-  for (uint s = kThreadsPerRow / 2u; s > 0u; s >>= 1) {
-    if (lane < s)
-      for (uint t = 0u; t < kTokens; ++t) partial[t][lid] += partial[t][lid + s];
+    // tokens: 32 tokens x 64 columns = 512 vec4, 4 a thread
+    for (uint i = tid; i < kTokens * kStep / 4u; i += 128u) {
+      const uint t = i / (kStep / 4u), k4 = i % (kStep / 4u);
+      const bool inside = t0 + t < p.n_tokens && u0 * 32u + 4u * k4 < p.cols;
+      const vec4 xv = inside ? x4[((t0 + t) * p.cols + u0 * 32u) / 4u + k4] : vec4(0.0);
+      for (uint c = 0u; c < 4u; ++c) xs[4u * k4 + c][t / 4u][t % 4u] = xv[c];
+    }
+    barrier();
+    for (uint k = 0u; k < kStep; ++k) {
+      const vec4 a = ws[k][bm], b = xs[k][bn];
+      acc[0] += a * b.x;
+      acc[1] += a * b.y;
+      acc[2] += a * b.z;
+      acc[3] += a * b.w;
+    }
     barrier();
   }
-  if (lane == 0u && r < p.rows)
-    for (uint t = 0u; t < n; ++t) y[(t0 + t) * p.rows + r] = partial[t][lid];
+  for (uint j = 0u; j < 4u; ++j) {
+    const uint t = t0 + 4u * bn + j;
+    if (t >= p.n_tokens) break;
+    for (uint i = 0u; i < 4u; ++i) {
+      const uint r = r0 + 4u * bm + i;
+      if (r < p.rows) y[t * p.rows + r] = acc[j][i];
+    }
+  }
 }

@@ -1,7 +1,13 @@
 #version 450
-// y[t * rows + r] = W[r] . x[t]: each workgroup takes 8 rows of one token, 8 threads a row;
-// a row's threads take its 32-column units in turn and add their sums in shared memory.
+// y[t * rows + r] = W[r] . x[t] for one token t (a few tokens: one each in z). Each
+// workgroup takes kRows rows; its 64 threads take a row's 32-column units in turn, so
+// neighbouring threads read neighbouring blocks, and the sums are added across the
+// workgroup: subgroup additions where the device has them (SUBGROUPS), else shared memory.
 #extension GL_GOOGLE_include_directive : require
+#if defined(SUBGROUPS)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
@@ -15,27 +21,46 @@ layout(push_constant) uniform Push {
 
 #include "units.glsl"
 
-const uint kRowsPerGroup = 8u, kThreadsPerRow = 8u;
-shared float partial[64];
+const uint kRows = 2u, kThreads = 64u;
+shared float partial[kRows][kThreads];
 
 void main() {
   // Row groups beyond the 65535 of one dimension continue in y.
   const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
-  const uint r = group * kRowsPerGroup + lid / kThreadsPerRow, lane = lid % kThreadsPerRow;
-  float acc = 0.0;
-  if (r < p.rows)
-    for (uint u = lane; u < p.cols / 32u; u += kThreadsPerRow) {
+  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * kRows;
+  float acc[kRows];
+  for (uint i = 0u; i < kRows; ++i) acc[i] = 0.0;
+  const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
+  for (uint u = lid; u < units; u += kThreads) {
+    const uint x0 = xt + u * 8u;
+    for (uint i = 0u; i < kRows; ++i) {
+      if (r0 + i >= p.rows) break;
       vec4 v[8];
-      unit_load(r * p.row_u16, u, v);
-      const uint x0 = (t * p.cols + u * 32u) >> 2;
-      for (uint k = 0u; k < 8u; ++k) acc += dot(v[k], x4[x0 + k]);
+      unit_load((r0 + i) * p.row_u16, u, v);
+      float a = 0.0;
+      for (uint k = 0u; k < 8u; ++k) a += dot(v[k], x4[x0 + k]);
+      acc[i] += a;
     }
-  partial[lid] = acc;
+  }
+#if defined(SUBGROUPS)
+  for (uint i = 0u; i < kRows; ++i) {
+    const float s = subgroupAdd(acc[i]);
+    if (subgroupElect()) partial[i][gl_SubgroupID] = s;
+  }
   barrier();
-  for (uint s = kThreadsPerRow / 2u; s > 0u; s >>= 1) {
-    if (lane < s) partial[lid] += partial[lid + s];
+  if (lid < kRows && r0 + lid < p.rows) {
+    float s = 0.0;
+    for (uint g = 0u; g < gl_NumSubgroups; ++g) s += partial[lid][g];
+    y[t * p.rows + r0 + lid] = s;
+  }
+#else
+  for (uint i = 0u; i < kRows; ++i) partial[i][lid] = acc[i];
+  barrier();
+  for (uint s = kThreads / 2u; s > 0u; s >>= 1) {
+    if (lid < s)
+      for (uint i = 0u; i < kRows; ++i) partial[i][lid] += partial[i][lid + s];
     barrier();
   }
-  if (lane == 0u && r < p.rows) y[t * p.rows + r] = partial[lid];
+  if (lid < kRows && r0 + lid < p.rows) y[t * p.rows + r0 + lid] = partial[lid][0];
+#endif
 }
