@@ -43,6 +43,13 @@ std::vector<uint8_t> random_rows(DType t, int64_t rows, int64_t cols, std::mt199
   return test_util::random_matrix(t, rows, cols, rng);
 }
 
+std::vector<float> random_floats(size_t n, std::mt19937& rng, float sd = 1.0f) {
+  std::normal_distribution<float> d(0.0f, sd);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
 Buffer upload_floats(Device& dev, const std::vector<float>& v) {
   Buffer b = dev.alloc(v.size() * sizeof(float), Memory::Device);
   dev.upload(b, v.data(), v.size() * sizeof(float));
@@ -55,10 +62,12 @@ std::vector<float> download_floats(Device& dev, const Buffer& b, size_t n) {
   return v;
 }
 
-// One matmul on the device against dequantize + dot in double on the CPU.
-void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, int64_t n_tokens, std::mt19937& rng) {
+// One matmul on the device against dequantize + dot in double on the CPU; with `fused`, a
+// bias is added and the result accumulated into y's previous values.
+void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, int64_t n_tokens, std::mt19937& rng,
+                  bool fused = false) {
   SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(rows) + "x" + std::to_string(cols) + ", " +
-               std::to_string(n_tokens) + " tokens");
+               std::to_string(n_tokens) + " tokens" + (fused ? ", bias and residual" : ""));
   const DTypeTraits& tr = dtype_traits(t);
   const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
   std::vector<uint8_t> w = random_rows(t, rows, cols, rng);
@@ -69,9 +78,11 @@ void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, in
   const kernels::WeightView view{t, w.data(), rows, cols, row_bytes};
   DeviceMatrix m = ops.upload(view);
   Buffer xb = upload_floats(dev, x);
-  Buffer yb = dev.alloc(static_cast<size_t>(n_tokens * rows) * sizeof(float), Memory::Readback);
+  std::vector<float> y0(static_cast<size_t>(n_tokens * rows), 0.0f), bias(static_cast<size_t>(rows), 0.0f);
+  if (fused) y0 = random_floats(y0.size(), rng), bias = random_floats(bias.size(), rng);
+  Buffer yb = upload_floats(dev, y0), bb = upload_floats(dev, bias);
   Stream s(dev);
-  ops.matmul(s, m, xb, yb, n_tokens);
+  ops.matmul(s, m, xb, yb, n_tokens, fused ? &bb : nullptr, fused);
   s.submit_and_wait();
   const std::vector<float> y = download_floats(dev, yb, static_cast<size_t>(n_tokens * rows));
 
@@ -80,7 +91,7 @@ void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, in
   for (int64_t r = 0; r < rows; ++r) {
     tr.dequantize(w.data() + static_cast<size_t>(r) * row_bytes, row.data(), cols / tr.block_size);
     for (int64_t tok = 0; tok < n_tokens; ++tok) {
-      double ref = 0, mag = 0;
+      double ref = y0[static_cast<size_t>(tok * rows + r)] + bias[static_cast<size_t>(r)], mag = std::fabs(ref);
       for (int64_t c = 0; c < cols; ++c) {
         const double p = static_cast<double>(row[static_cast<size_t>(c)]) * x[static_cast<size_t>(tok * cols + c)];
         ref += p;
@@ -108,10 +119,11 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     for (int64_t cols : widths)
       for (int64_t rows : {1, 7, 67})
         for (int64_t n_tokens : {1, 3, 4, 17}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng);
-    check_matmul(*dev, ops, t, 130, widths.back(), 45, rng);  // two tiles of rows and of tokens
+    check_matmul(*dev, ops, t, 130, widths.back(), 45, rng, true);  // two tiles of rows and of tokens
+    check_matmul(*dev, ops, t, 67, widths.back(), 1, rng, true);
     // The matrix-vector kernel without subgroup operations, as on a device without them.
     ops.use_subgroups(false);
-    for (int64_t cols : widths) check_matmul(*dev, ops, t, 67, cols, 2, rng);
+    for (int64_t cols : widths) check_matmul(*dev, ops, t, 67, cols, 2, rng, cols == widths.back());
     ops.use_subgroups(true);
   }
 }
@@ -193,12 +205,6 @@ TEST(VulkanKernels, OneStreamChainsDispatches) {
   for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], out[i], 1e-3f * (1.0f + std::fabs(out[i]))) << i;
 }
 
-std::vector<float> random_floats(size_t n, std::mt19937& rng, float sd = 1.0f) {
-  std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
   ASSERT_EQ(got.size(), want.size());

@@ -37,6 +37,7 @@ class VulkanForward final : public SequenceForward {
   void fill_angles(Angles& a, int n, int pos0);
   void attention_block(Stream& s, int l, int n);
   void ffn_block(Stream& s, int l, int n);
+  void project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b, const Buffer& post_norm, int n);
 
   const LoadedModel& m_;
   const ModelConfig& c_;
@@ -146,20 +147,20 @@ void VulkanForward::fill_angles(Angles& a, int n, int pos0) {
 // x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
 void VulkanForward::attention_block(Stream& s, int l, int n) {
   const DeviceLayer& L = layers_[static_cast<size_t>(l)];
-  const int64_t d = c_.d_model, hd = c_.head_dim, qd = int64_t{c_.n_heads} * hd, kvd = int64_t{c_.n_kv_heads} * hd;
+  const int64_t d = c_.d_model, hd = c_.head_dim;
   const bool half_split = c_.rope_style == RopeStyle::HalfSplit;
   ops_->rmsnorm(s, x_, L.attn_norm, h_, n, d, c_.rms_eps);
   s.barrier();
-  ops_->matmul(s, L.wq, h_, q_, n);
-  ops_->matmul(s, L.wk, h_, k_, n);
-  ops_->matmul(s, L.wv, h_, v_, n);
+  auto bias = [](const Buffer& b) { return b.size() != 0 ? &b : nullptr; };
+  ops_->matmul(s, L.wq, h_, q_, n, bias(L.bq));
+  ops_->matmul(s, L.wk, h_, k_, n, bias(L.bk));
+  ops_->matmul(s, L.wv, h_, v_, n, bias(L.bv));
   s.barrier();
-  if (L.bq.size() != 0) ops_->add(s, q_, L.bq, n * qd, qd);
-  if (L.bk.size() != 0) ops_->add(s, k_, L.bk, n * kvd, kvd);
-  if (L.bv.size() != 0) ops_->add(s, v_, L.bv, n * kvd, kvd);
-  if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
-  if (L.k_norm.size() != 0) ops_->rmsnorm(s, k_, L.k_norm, k_, n * c_.n_kv_heads, hd, c_.rms_eps);
-  s.barrier();
+  if (L.q_norm.size() != 0 || L.k_norm.size() != 0) {
+    if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
+    if (L.k_norm.size() != 0) ops_->rmsnorm(s, k_, L.k_norm, k_, n * c_.n_kv_heads, hd, c_.rms_eps);
+    s.barrier();
+  }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
   ops_->rope(s, q_, a.cos, a.sin, n, c_.n_heads, hd, half_split);
   ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, k_cache_, v_cache_, kv_, l, n, half_split);
@@ -168,16 +169,23 @@ void VulkanForward::attention_block(Stream& s, int l, int n) {
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
   ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, attn_part_, kv_, l, n, ap);
   s.barrier();
-  ops_->matmul(s, L.wo, attn_, tmp_, n);
+  project_and_add(s, L.wo, attn_, bias(L.bo), L.post_attn_norm, n);
+}
+
+// x += [post-norm](W in (+ b)): accumulated into x by the matmul itself unless a norm
+// comes between.
+void VulkanForward::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b,
+                                    const Buffer& post_norm, int n) {
+  const int64_t d = c_.d_model;
+  if (post_norm.size() == 0) {
+    ops_->matmul(s, w, in, x_, n, b, true);
+    s.barrier();
+    return;
+  }
+  ops_->matmul(s, w, in, tmp_, n, b);
   s.barrier();
-  if (L.bo.size() != 0) {
-    ops_->add(s, tmp_, L.bo, n * d, d);
-    s.barrier();
-  }
-  if (L.post_attn_norm.size() != 0) {
-    ops_->rmsnorm(s, tmp_, L.post_attn_norm, tmp_, n, d, c_.rms_eps);
-    s.barrier();
-  }
+  ops_->rmsnorm(s, tmp_, post_norm, tmp_, n, d, c_.rms_eps);
+  s.barrier();
   ops_->add(s, x_, tmp_, n * d, n * d);
   s.barrier();
 }
@@ -193,14 +201,7 @@ void VulkanForward::ffn_block(Stream& s, int l, int n) {
   s.barrier();
   ops_->glu(s, gate_, up_, n * c_.d_ff, c_.activation == Activation::GeluTanh);
   s.barrier();
-  ops_->matmul(s, L.down, gate_, tmp_, n);
-  s.barrier();
-  if (L.post_ffn_norm.size() != 0) {
-    ops_->rmsnorm(s, tmp_, L.post_ffn_norm, tmp_, n, d, c_.rms_eps);
-    s.barrier();
-  }
-  ops_->add(s, x_, tmp_, n * d, n * d);
-  s.barrier();
+  project_and_add(s, L.down, gate_, nullptr, L.post_ffn_norm, n);
 }
 
 void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {

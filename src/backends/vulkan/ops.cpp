@@ -76,11 +76,13 @@ DeviceMatrix Ops::upload(const kernels::WeightView& w) {
   return m;
 }
 
-void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens) {
+void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias,
+                 bool accumulate) {
   struct {
-    uint32_t rows, cols, row_u16, n_tokens;
+    uint32_t rows, cols, row_u16, n_tokens, flags;
   } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
-         to_u32(n_tokens, "token count")};
+         to_u32(n_tokens, "token count"), (bias != nullptr ? 1u : 0u) | (accumulate ? 2u : 0u)};
+  if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
   if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float) ||
       y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float))
@@ -91,7 +93,8 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
   groups_for((w.rows + rows_per_group - 1) / rows_per_group, gx, gy);
   const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type) + (tiled || subgroups_ ? "" : "_nosg");
   const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
-  s.dispatch(kernel(name.c_str(), 3, sizeof push), {&w.data, &x, &y}, &push, gx, gy, gz);
+  // Without a bias the binding still needs a buffer: the weights (never read).
+  s.dispatch(kernel(name.c_str(), 4, sizeof push), {&w.data, &x, &y, bias != nullptr ? bias : &w.data}, &push, gx, gy, gz);
 }
 
 void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,

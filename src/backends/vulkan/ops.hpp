@@ -35,8 +35,10 @@ class Ops {
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
 
-  // y[t * w.rows + r] = W[r] . x[t * w.cols ..] for t < n_tokens.
-  void matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens);
+  // y[t * w.rows + r] = W[r] . x[t * w.cols ..] (+ bias[r]) for t < n_tokens; with
+  // accumulate, y[..] += that (a residual added in the same pass).
+  void matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias = nullptr,
+              bool accumulate = false);
   // rows rows of d values: y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * gain.
   void rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,
                int64_t x_row0 = 0);

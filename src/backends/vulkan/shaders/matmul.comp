@@ -8,12 +8,21 @@
 layout(local_size_x = 128) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
 layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
-layout(binding = 2, std430) writeonly buffer Output { float y[]; };
+layout(binding = 2, std430) buffer Output { float y[]; };
+layout(binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(push_constant) uniform Push {
   uint rows, cols;
   uint row_u16;  // a row's size in 16-bit words
   uint n_tokens;
+  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual)
 } p;
+const uint kAddBias = 1u, kAccumulate = 2u;
+
+void store(uint t, uint r, float v) {
+  if ((p.flags & kAddBias) != 0u) v += bias[r];
+  const uint at = t * p.rows + r;
+  y[at] = (p.flags & kAccumulate) != 0u ? y[at] + v : v;
+}
 
 #include "units.glsl"
 
@@ -66,7 +75,7 @@ void main() {
     if (t >= p.n_tokens) break;
     for (uint i = 0u; i < 4u; ++i) {
       const uint r = r0 + 4u * bm + i;
-      if (r < p.rows) y[t * p.rows + r] = acc[j][i];
+      if (r < p.rows) store(t, r, acc[j][i]);
     }
   }
 }

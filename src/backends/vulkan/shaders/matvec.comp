@@ -12,12 +12,21 @@
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
 layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
-layout(binding = 2, std430) writeonly buffer Output { float y[]; };
+layout(binding = 2, std430) buffer Output { float y[]; };
+layout(binding = 3, std430) readonly buffer Bias { float bias[]; };
 layout(push_constant) uniform Push {
   uint rows, cols;
   uint row_u16;  // a row's size in 16-bit words
   uint n_tokens;
+  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual)
 } p;
+const uint kAddBias = 1u, kAccumulate = 2u;
+
+void store(uint t, uint r, float v) {
+  if ((p.flags & kAddBias) != 0u) v += bias[r];
+  const uint at = t * p.rows + r;
+  y[at] = (p.flags & kAccumulate) != 0u ? y[at] + v : v;
+}
 
 #include "units.glsl"
 
@@ -51,7 +60,7 @@ void main() {
   if (lid < kRows && r0 + lid < p.rows) {
     float s = 0.0;
     for (uint g = 0u; g < gl_NumSubgroups; ++g) s += partial[lid][g];
-    y[t * p.rows + r0 + lid] = s;
+    store(t, r0 + lid, s);
   }
 #else
   for (uint i = 0u; i < kRows; ++i) partial[i][lid] = acc[i];
@@ -61,6 +70,6 @@ void main() {
       for (uint i = 0u; i < kRows; ++i) partial[i][lid] += partial[i][lid + s];
     barrier();
   }
-  if (lid < kRows && r0 + lid < p.rows) y[t * p.rows + r0 + lid] = partial[lid][0];
+  if (lid < kRows && r0 + lid < p.rows) store(t, r0 + lid, partial[lid][0]);
 #endif
 }
