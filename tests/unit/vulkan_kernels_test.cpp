@@ -235,10 +235,53 @@ TEST(VulkanKernels, AddAndGluMatchScalar) {
       (gelu ? kernels::ref_kernels().glu_gelu_tanh : kernels::ref_kernels().glu_silu)(g.data(), u.data(), ref.data(), n);
       Buffer gb = upload_floats(*dev, g), ub = upload_floats(*dev, u);
       Stream s2(*dev);
-      ops.glu(s2, gb, ub, n, gelu);
+      ops.glu(s2, gb, ub, gb, 1, n, n, 0, gelu);
       s2.submit_and_wait();
       expect_close(download_floats(*dev, gb, g.size()), ref, 2e-6f, gelu ? "geglu" : "swiglu");
     }
+  }
+}
+
+// The FFN's first half, act(gate . x) * (up . x), from the two matrices stacked: the
+// one-pass kernel for a few tokens (with and without subgroups) and matmul + glu for more.
+TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(17);
+  for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+    const int64_t ff = 37, cols = 512;
+    const DTypeTraits& tr = dtype_traits(t);
+    const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
+    std::vector<uint8_t> g = random_rows(t, ff, cols, rng), u = random_rows(t, ff, cols, rng);
+    DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
+    for (int64_t n_tokens : {1, 2, 5})
+      for (bool gelu : {false, true})
+        for (bool subgroups : {true, false}) {
+          SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
+                       (subgroups ? "" : ", no subgroups"));
+          ops.use_subgroups(subgroups);
+          // Inputs scaled so the products are near 1: the check is relative to the result.
+          const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));
+          std::vector<float> gate(static_cast<size_t>(n_tokens * ff)), up(gate.size()), want(gate.size()), row(static_cast<size_t>(cols));
+          for (int64_t r = 0; r < ff; ++r)
+            for (const auto& [w, out] : {std::pair{&g, &gate}, std::pair{&u, &up}}) {
+              tr.dequantize(w->data() + static_cast<size_t>(r) * row_bytes, row.data(), cols / tr.block_size);
+              for (int64_t k = 0; k < n_tokens; ++k) {
+                double dot = 0;
+                for (int64_t c = 0; c < cols; ++c) dot += static_cast<double>(row[static_cast<size_t>(c)]) * x[static_cast<size_t>(k * cols + c)];
+                (*out)[static_cast<size_t>(k * ff + r)] = static_cast<float>(dot);
+              }
+            }
+          (gelu ? kernels::ref_kernels().glu_gelu_tanh : kernels::ref_kernels().glu_silu)(gate.data(), up.data(), want.data(),
+                                                                                       static_cast<int64_t>(gate.size()));
+          Buffer xb = upload_floats(*dev, x), out = dev->alloc(want.size() * 4, Memory::Device);
+          Buffer scratch = dev->alloc(want.size() * 8, Memory::Device);
+          Stream s(*dev);
+          ops.glu_matmul(s, gu, xb, out, scratch, n_tokens, gelu);
+          s.submit_and_wait();
+          expect_close(download_floats(*dev, out, want.size()), want, 1e-4f, "glu matmul");
+        }
+    ops.use_subgroups(true);
   }
 }
 

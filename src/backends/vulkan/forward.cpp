@@ -15,7 +15,9 @@ namespace minnow::vulkan {
 namespace {
 
 struct DeviceLayer {
-  DeviceMatrix wq, wk, wv, wo, gate, up, down;
+  DeviceMatrix wq, wk, wv, wo, down;
+  DeviceMatrix gate_up;  // stacked, where they share a type; else gate and up
+  DeviceMatrix gate, up;
   Buffer attn_norm, ffn_norm, post_attn_norm, post_ffn_norm, q_norm, k_norm, bq, bk, bv, bo;
 };
 
@@ -33,7 +35,8 @@ class VulkanForward final : public SequenceForward {
 
  private:
   Buffer floats(const std::vector<float>& v);  // a vector on the device (empty: no buffer)
-  DeviceMatrix matrix(const kernels::WeightView& w, const char* name, int layer);
+  // w (with `below` stacked under it), or Error naming the tensor.
+  DeviceMatrix matrix(const kernels::WeightView& w, const char* name, int layer, const kernels::WeightView* below = nullptr);
   void fill_angles(Angles& a, int n, int pos0);
   void attention_block(Stream& s, int l, int n);
   void ffn_block(Stream& s, int l, int n);
@@ -54,7 +57,7 @@ class VulkanForward final : public SequenceForward {
   Ops::KvLayout kv_;
   Buffer k_cache_, v_cache_;
   // Activations, max_batch rows each.
-  Buffer x_, h_, q_, k_, v_, attn_, gate_, up_, tmp_;
+  Buffer x_, h_, q_, k_, v_, attn_, gate_up_, act_, tmp_;
   Buffer attn_part_;  // attention's splits
   Buffer logits_;  // read back; rows grown on demand
   int64_t logit_rows_ = 0;
@@ -79,7 +82,11 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
     const int li = static_cast<int>(l);
     D.wq = matrix(L.wq, "attn_q", li), D.wk = matrix(L.wk, "attn_k", li), D.wv = matrix(L.wv, "attn_v", li);
     D.wo = matrix(L.wo, "attn_output", li);
-    D.gate = matrix(L.gate, "ffn_gate", li), D.up = matrix(L.up, "ffn_up", li), D.down = matrix(L.down, "ffn_down", li);
+    if (L.gate.type == L.up.type && L.gate.cols == L.up.cols && L.gate.row_bytes == L.up.row_bytes)
+      D.gate_up = matrix(L.gate, "ffn_gate", li, &L.up);
+    else
+      D.gate = matrix(L.gate, "ffn_gate", li), D.up = matrix(L.up, "ffn_up", li);
+    D.down = matrix(L.down, "ffn_down", li);
     D.attn_norm = floats(L.attn_norm), D.ffn_norm = floats(L.ffn_norm);
     D.post_attn_norm = floats(L.post_attn_norm), D.post_ffn_norm = floats(L.post_ffn_norm);
     D.q_norm = floats(L.q_norm), D.k_norm = floats(L.k_norm);
@@ -103,7 +110,7 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   auto activations = [&](size_t n) { return dev_->alloc(n * sizeof(float), Memory::Device); };
   x_ = activations(B * d), h_ = activations(B * std::max(d, qd)), tmp_ = activations(B * d);
   q_ = activations(B * qd), attn_ = activations(B * qd), k_ = activations(B * kvd), v_ = activations(B * kvd);
-  gate_ = activations(B * ff), up_ = activations(B * ff);
+  gate_up_ = activations(B * 2 * ff), act_ = activations(B * ff);
   attn_part_ = activations(Ops::attention_part_floats(kv_, c_.n_heads, max_batch));
   x_in_ = dev_->alloc(B * d * sizeof(float), Memory::Upload);
   pos_ = dev_->alloc(B * sizeof(uint32_t), Memory::Upload);
@@ -124,9 +131,10 @@ Buffer VulkanForward::floats(const std::vector<float>& v) {
   return b;
 }
 
-DeviceMatrix VulkanForward::matrix(const kernels::WeightView& w, const char* name, int layer) {
+DeviceMatrix VulkanForward::matrix(const kernels::WeightView& w, const char* name, int layer,
+                                   const kernels::WeightView* below) {
   try {
-    return ops_->upload(w);
+    return below != nullptr ? ops_->upload_stacked(w, *below) : ops_->upload(w);
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + " (" + (layer >= 0 ? "blk." + std::to_string(layer) + "." : "") + name + ")");
   }
@@ -196,12 +204,17 @@ void VulkanForward::ffn_block(Stream& s, int l, int n) {
   const int64_t d = c_.d_model;
   ops_->rmsnorm(s, x_, L.ffn_norm, h_, n, d, c_.rms_eps);
   s.barrier();
-  ops_->matmul(s, L.gate, h_, gate_, n);
-  ops_->matmul(s, L.up, h_, up_, n);
+  const bool gelu = c_.activation == Activation::GeluTanh;
+  if (L.gate_up.rows != 0) {
+    ops_->glu_matmul(s, L.gate_up, h_, act_, gate_up_, n, gelu);
+  } else {
+    ops_->matmul(s, L.gate, h_, gate_up_, n);
+    ops_->matmul(s, L.up, h_, act_, n);
+    s.barrier();
+    ops_->glu(s, gate_up_, act_, act_, n, c_.d_ff, c_.d_ff, 0, gelu);
+  }
   s.barrier();
-  ops_->glu(s, gate_, up_, n * c_.d_ff, c_.activation == Activation::GeluTanh);
-  s.barrier();
-  project_and_add(s, L.down, gate_, nullptr, L.post_ffn_norm, n);
+  project_and_add(s, L.down, act_, nullptr, L.post_ffn_norm, n);
 }
 
 void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {

@@ -61,37 +61,64 @@ const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) 
   return *kernels_.emplace(name, std::move(k)).first->second;
 }
 
-DeviceMatrix Ops::upload(const kernels::WeightView& w) {
-  if (!matmul_supported(w.type))
-    throw Error(std::string("vulkan: no matmul kernel for ") + dtype_name(w.type) + " weights");
-  if (w.data == nullptr) throw Error("vulkan: this matrix has no GGUF-layout rows to upload (a packed file)");
-  const int64_t block = dtype_traits(w.type).block_size;
-  if (w.cols % 32 != 0 || w.cols % block != 0)
-    throw Error("vulkan: rows of " + std::to_string(w.cols) + " values are not whole 32-value units");
-  DeviceMatrix m{w.type, w.rows, w.cols, w.row_bytes, {}};
-  const size_t bytes = w.row_bytes * static_cast<size_t>(w.rows);
+DeviceMatrix Ops::upload(const kernels::WeightView& w) { return upload_stacked(w, {}); }
+
+DeviceMatrix Ops::upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b) {
+  for (const kernels::WeightView* w : {&a, &b}) {
+    if (w == &b && b.rows == 0) break;
+    if (!matmul_supported(w->type))
+      throw Error(std::string("vulkan: no matmul kernel for ") + dtype_name(w->type) + " weights");
+    if (w->data == nullptr) throw Error("vulkan: this matrix has no GGUF-layout rows to upload (a packed file)");
+    const int64_t block = dtype_traits(w->type).block_size;
+    if (w->cols % 32 != 0 || w->cols % block != 0)
+      throw Error("vulkan: rows of " + std::to_string(w->cols) + " values are not whole 32-value units");
+  }
+  if (b.rows != 0 && (b.type != a.type || b.cols != a.cols || b.row_bytes != a.row_bytes))
+    throw Error("vulkan: matrices stacked into one must share type and width");
+  DeviceMatrix m{a.type, a.rows + b.rows, a.cols, a.row_bytes, {}};
+  const size_t a_bytes = a.row_bytes * static_cast<size_t>(a.rows), bytes = a.row_bytes * static_cast<size_t>(m.rows);
   to_u32(static_cast<int64_t>(bytes / 2), "matrix size in 16-bit words");
   m.data = dev_.alloc(bytes + 4, Memory::Device);  // a spare word: kernels read 32 bits at any 16-bit offset
-  dev_.upload(m.data, w.data, bytes);
+  dev_.upload(m.data, a.data, a_bytes);
+  if (b.rows != 0) dev_.upload(m.data, b.data, bytes - a_bytes, a_bytes);
   return m;
 }
 
 void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias,
                  bool accumulate) {
+  if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
+  if (y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float)) throw Error("vulkan: matmul output smaller than the shapes");
+  const bool tiled = n_tokens >= kTiledMinTokens;
+  const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type) + (tiled || subgroups_ ? "" : "_nosg");
+  product(s, name, w, x, y, n_tokens, tiled ? 64 : 2, tiled ? 32 : 1, bias, (bias != nullptr ? 1u : 0u) | (accumulate ? 2u : 0u));
+}
+
+void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch,
+                     int64_t n_tokens, bool gelu) {
+  const int64_t ff = gate_up.rows / 2;
+  if (out.size() < static_cast<size_t>(n_tokens * ff) * sizeof(float)) throw Error("vulkan: GLU output smaller than the shapes");
+  if (n_tokens < kTiledMinTokens) {
+    const std::string name = std::string("matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
+    product(s, name, gate_up, x, out, n_tokens, 2 * 2, 1, nullptr, gelu ? 4u : 0u);  // 2 rows of each matrix
+    return;
+  }
+  matmul(s, gate_up, x, scratch, n_tokens);
+  s.barrier();
+  glu(s, scratch, scratch, out, n_tokens, ff, 2 * ff, ff, gelu);
+}
+
+// The matrix kernels' dispatch: `rows_per_group` of w's rows and `tokens_per_group` tokens
+// a workgroup.
+void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens,
+                  int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags) {
   struct {
     uint32_t rows, cols, row_u16, n_tokens, flags;
   } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
-         to_u32(n_tokens, "token count"), (bias != nullptr ? 1u : 0u) | (accumulate ? 2u : 0u)};
-  if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
+         to_u32(n_tokens, "token count"), flags};
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
-  if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float) ||
-      y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float))
-    throw Error("vulkan: matmul buffers smaller than the shapes");
+  if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float)) throw Error("vulkan: matmul input smaller than the shapes");
   uint32_t gx, gy;
-  const bool tiled = n_tokens >= kTiledMinTokens;
-  const int64_t rows_per_group = tiled ? 64 : 2, tokens_per_group = tiled ? 32 : 1;
   groups_for((w.rows + rows_per_group - 1) / rows_per_group, gx, gy);
-  const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type) + (tiled || subgroups_ ? "" : "_nosg");
   const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
   // Without a bias the binding still needs a buffer: the weights (never read).
   s.dispatch(kernel(name.c_str(), 4, sizeof push), {&w.data, &x, &y, bias != nullptr ? bias : &w.data}, &push, gx, gy, gz);
@@ -118,13 +145,14 @@ void Ops::add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period) 
   s.dispatch(kernel("add", 2, sizeof push), {&y, &b}, &push, gx, gy);
 }
 
-void Ops::glu(Stream& s, Buffer& gate, const Buffer& up, int64_t n, bool gelu) {
+void Ops::glu(Stream& s, const Buffer& gate, const Buffer& up, Buffer& out, int64_t n_tokens, int64_t ff,
+              int64_t stride, int64_t up0, bool gelu) {
   struct {
-    uint32_t n, gelu;
-  } push{to_u32(n, "length"), gelu ? 1u : 0u};
+    uint32_t n, ff, stride, up0, gelu;
+  } push{to_u32(n_tokens * ff, "length"), to_u32(ff, "width"), to_u32(stride, "stride"), to_u32(up0, "offset"), gelu ? 1u : 0u};
   uint32_t gx, gy;
-  thread_groups(n, gx, gy);
-  s.dispatch(kernel("glu", 2, sizeof push), {&gate, &up}, &push, gx, gy);
+  thread_groups(n_tokens * ff, gx, gy);
+  s.dispatch(kernel("glu", 3, sizeof push), {&gate, &up, &out}, &push, gx, gy);
 }
 
 void Ops::rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,

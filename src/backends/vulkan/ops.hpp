@@ -45,7 +45,16 @@ class Ops {
   // y[i] += b[i % period] for i < n.
   void add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period);
   // gate = act(gate) * up over n values: SiLU, or GELU (tanh approximation) when gelu.
-  void glu(Stream& s, Buffer& gate, const Buffer& up, int64_t n, bool gelu);
+  // out[t * ff + i] = act(gate[t * stride + i]) * up[t * stride + up0 + i] for t < n_tokens.
+  void glu(Stream& s, const Buffer& gate, const Buffer& up, Buffer& out, int64_t n_tokens, int64_t ff, int64_t stride,
+           int64_t up0, bool gelu);
+  // Two matrices of one type and width as one, b's rows after a's (gate and up).
+  DeviceMatrix upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b);
+  // out[t * ff + r] = act(gate[r] . x[t]) * (up[r] . x[t]) for gate_up from upload_stacked
+  // (2 ff rows): one pass for a few tokens, else a matmul into scratch (n_tokens x 2 ff
+  // floats) and glu.
+  void glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch, int64_t n_tokens,
+                  bool gelu);
   // RoPE in place over n_tokens x n_heads heads of hd values with token t's angles at row t
   // of cos / sin (hd / 2 each).
   void rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,
@@ -77,6 +86,8 @@ class Ops {
 
  private:
   const Kernel& kernel(const char* name, int n_buffers, uint32_t push_bytes);
+  void product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens,
+               int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags);
 
   Device& dev_;
   bool subgroups_;

@@ -1,24 +1,23 @@
 #version 450
-// gate[i] = act(gate[i]) * up[i]: SwiGLU (SiLU) or GeGLU (GELU, tanh approximation).
+// out[t * ff + i] = act(gate[t * stride + i]) * up[t * stride + up0 + i]: SwiGLU (SiLU) or
+// GeGLU (GELU, tanh approximation). The gate and up rows of a token lie side by side
+// (stride 2 ff, up0 ff: one matmul of the two matrices stacked) or in two buffers.
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
-layout(binding = 0, std430) buffer Gate { float g[]; };
+layout(binding = 0, std430) readonly buffer Gate { float g[]; };
 layout(binding = 1, std430) readonly buffer Up { float u[]; };
+layout(binding = 2, std430) writeonly buffer Out { float o[]; };
 layout(push_constant) uniform Push {
-  uint n;
+  uint n;  // n_tokens * ff
+  uint ff, stride, up0;
   uint gelu;
 } p;
+
+#include "activation.glsl"
 
 void main() {
   const uint i = gl_GlobalInvocationID.x + gl_NumWorkGroups.x * 256u * gl_GlobalInvocationID.y;
   if (i >= p.n) return;
-  const float x = g[i];
-  float a;
-  if (p.gelu != 0u) {
-    // tanh's argument clamped: some drivers compute tanh through exp, which overflows.
-    const float t = clamp(0.7978845608 * (x + 0.044715 * x * x * x), -15.0, 15.0);
-    a = 0.5 * x * (1.0 + tanh(t));
-  } else {
-    a = x / (1.0 + exp(-x));
-  }
-  g[i] = a * u[i];
+  const uint t = i / p.ff, c = i % p.ff;
+  o[i] = activation(g[t * p.stride + c], p.gelu != 0u) * u[t * p.stride + p.up0 + c];
 }

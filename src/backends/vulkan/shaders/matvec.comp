@@ -3,6 +3,9 @@
 // workgroup takes kRows rows; its 64 threads take a row's 32-column units in turn, so
 // neighbouring threads read neighbouring blocks, and the sums are added across the
 // workgroup: subgroup additions where the device has them (SUBGROUPS), else shared memory.
+// With GLU, W is the gate matrix stacked on the up matrix (rows = 2 ff) and the workgroup
+// takes rows r of both: y[t * ff + r] = act(gate . x) * (up . x), the FFN's first half in
+// one pass.
 #extension GL_GOOGLE_include_directive : require
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
@@ -18,9 +21,9 @@ layout(push_constant) uniform Push {
   uint rows, cols;
   uint row_u16;  // a row's size in 16-bit words
   uint n_tokens;
-  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual)
+  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu
 } p;
-const uint kAddBias = 1u, kAccumulate = 2u;
+const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u;
 
 void store(uint t, uint r, float v) {
   if ((p.flags & kAddBias) != 0u) v += bias[r];
@@ -29,23 +32,33 @@ void store(uint t, uint r, float v) {
 }
 
 #include "units.glsl"
+#include "activation.glsl"
 
-const uint kRows = 2u, kThreads = 64u;
+const uint kThreads = 64u;
+#if defined(GLU)
+const uint kRows = 4u;  // rows r0, r0 + 1 of the gate, then the same of up
+uint row_of(uint r0, uint i) { return i < 2u ? r0 + i : p.rows / 2u + r0 + i - 2u; }
+bool row_in(uint r0, uint i) { return r0 + (i & 1u) < p.rows / 2u; }
+#else
+const uint kRows = 2u;
+uint row_of(uint r0, uint i) { return r0 + i; }
+bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
+#endif
 shared float partial[kRows][kThreads];
 
 void main() {
   // Row groups beyond the 65535 of one dimension continue in y.
   const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * kRows;
+  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * 2u;
   float acc[kRows];
   for (uint i = 0u; i < kRows; ++i) acc[i] = 0.0;
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
   for (uint u = lid; u < units; u += kThreads) {
     const uint x0 = xt + u * 8u;
     for (uint i = 0u; i < kRows; ++i) {
-      if (r0 + i >= p.rows) break;
+      if (!row_in(r0, i)) continue;
       vec4 v[8];
-      unit_load((r0 + i) * p.row_u16, u, v);
+      unit_load(row_of(r0, i) * p.row_u16, u, v);
       float a = 0.0;
       for (uint k = 0u; k < 8u; ++k) a += dot(v[k], x4[x0 + k]);
       acc[i] += a;
@@ -57,11 +70,12 @@ void main() {
     if (subgroupElect()) partial[i][gl_SubgroupID] = s;
   }
   barrier();
-  if (lid < kRows && r0 + lid < p.rows) {
+  if (lid < kRows) {
     float s = 0.0;
     for (uint g = 0u; g < gl_NumSubgroups; ++g) s += partial[lid][g];
-    store(t, r0 + lid, s);
+    partial[lid][0] = s;
   }
+  barrier();
 #else
   for (uint i = 0u; i < kRows; ++i) partial[i][lid] = acc[i];
   barrier();
@@ -70,6 +84,12 @@ void main() {
       for (uint i = 0u; i < kRows; ++i) partial[i][lid] += partial[i][lid + s];
     barrier();
   }
+#endif
+#if defined(GLU)
+  const uint ff = p.rows / 2u;
+  if (lid < 2u && r0 + lid < ff)
+    y[t * ff + r0 + lid] = activation(partial[lid][0], (p.flags & kGelu) != 0u) * partial[lid + 2u][0];
+#else
   if (lid < kRows && r0 + lid < p.rows) store(t, r0 + lid, partial[lid][0]);
 #endif
 }
