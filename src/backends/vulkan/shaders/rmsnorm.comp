@@ -1,6 +1,6 @@
 #version 450
 // y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * g: one workgroup per row.
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
 layout(binding = 0, std430) readonly buffer Input { float x[]; };
 layout(binding = 1, std430) readonly buffer Gain { float g[]; };
 layout(binding = 2, std430) writeonly buffer Output { float y[]; };
@@ -10,20 +10,20 @@ layout(push_constant) uniform Push {
   uint x_row0;
 } p;
 
-shared float partial[64];
+shared float partial[256];
 
 void main() {
   const uint r = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
   if (r >= p.rows) return;
   const uint lid = gl_LocalInvocationID.x, base = (p.x_row0 + r) * p.d, dst = r * p.d;
   float acc = 0.0;
-  for (uint i = lid; i < p.d; i += 64u) acc += x[base + i] * x[base + i];
+  for (uint i = lid; i < p.d; i += 256u) acc += x[base + i] * x[base + i];
   partial[lid] = acc;
   barrier();
-  for (uint s = 32u; s > 0u; s >>= 1) {
+  for (uint s = 128u; s > 0u; s >>= 1) {
     if (lid < s) partial[lid] += partial[lid + s];
     barrier();
   }
   const float scale = inversesqrt(partial[0] / float(p.d) + p.eps);
-  for (uint i = lid; i < p.d; i += 64u) y[dst + i] = x[base + i] * scale * g[i];
+  for (uint i = lid; i < p.d; i += 256u) y[dst + i] = x[base + i] * scale * g[i];
 }
