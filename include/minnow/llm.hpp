@@ -109,6 +109,10 @@ struct SessionOptions {
   // the whole model and an f16 KV cache go to its memory).
   enum class Backend { Cpu, Vulkan } backend = Backend::Cpu;
   int device = 0;  // the Vulkan device's index
+  // With the Vulkan backend: how many of the last layers run on the device (with the
+  // output head); the layers before them run on the CPU. -1 (or more than the model has):
+  // all of them.
+  int gpu_layers = -1;
 };
 
 struct GenerateOptions {

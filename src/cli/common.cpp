@@ -30,6 +30,10 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
   app.add_option("--device", f.device, "Vulkan device index, as `minnow devices` numbers them")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--gpu-layers", f.gpu_layers,
+                 "With --backend vulkan: run only the last N layers (and the output head) on the device, the rest on "
+                 "the CPU (default: all; 0: none)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
@@ -82,6 +86,7 @@ SessionOptions session_options(const ModelFlags& f) {
                                     : SessionOptions::KvType::F16;
   o.backend = f.backend == "vulkan" ? SessionOptions::Backend::Vulkan : SessionOptions::Backend::Cpu;
   o.device = f.device;
+  o.gpu_layers = f.gpu_layers;
   return o;
 }
 

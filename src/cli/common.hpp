@@ -15,6 +15,7 @@ struct ModelFlags {
   std::string kv_type = "f16";
   std::string backend = "cpu";
   int device = 0;
+  int gpu_layers = -1;
 };
 
 // -m/--model, -t/--threads, --ctx, --int8-decode (and --no-int8-decode), --kv-type; the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.hpp"
 #include "kernels/ops.hpp"
 #include "models/attention.hpp"
 #include "models/rope.hpp"
@@ -147,7 +148,7 @@ void Transformer::ffn_block(int l, const Batch& b) {
   for (int64_t i = 0; i < n * d; ++i) x_[i] += tmp_[i];
 }
 
-void Transformer::forward(const Batch& b, float* logits) {
+void Transformer::run_layers(const Batch& b, int n_layers) {
   const int n = b.n;
   const int64_t d = c_.d_model;
   for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, b.tokens[t], &x_[static_cast<size_t>(t * d)]);
@@ -156,10 +157,15 @@ void Transformer::forward(const Batch& b, float* logits) {
   fill_rope(rope_global_, b);
   if (c_.sliding_window > 0) fill_rope(rope_local_, b);
 
-  for (int l = 0; l < c_.n_layers; ++l) {
+  for (int l = 0; l < n_layers; ++l) {
     attention_block(l, b);
     ffn_block(l, b);
   }
+}
+
+void Transformer::forward(const Batch& b, float* logits) {
+  const int64_t d = c_.d_model;
+  run_layers(b, c_.n_layers);
 
   int n_vector_logits = 0;
   for (int i = 0; i < b.n_logits; ++i) {
@@ -175,7 +181,7 @@ void Transformer::forward(const Batch& b, float* logits) {
   }
 }
 
-void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits) {
+Transformer::Batch Transformer::sequence(const int32_t* tokens, int n, int pos0, KvCache& kv, bool all_logits) {
   const int first = all_logits ? 0 : n - 1;
   for (int t = 0; t < n; ++t) {
     pos_[static_cast<size_t>(t)] = pos0 + t;
@@ -184,7 +190,17 @@ void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, f
   }
   // A few tokens (decode) go through the per-row kernels, longer prompts through the GEMM.
   const int n_vector = n < kernels::kPrefillMinTokens ? n : 0;
-  forward(Batch{tokens, pos_.data(), kvs_.data(), n, n_vector, rows_.data(), n - first}, logits);
+  return Batch{tokens, pos_.data(), kvs_.data(), n, n_vector, rows_.data(), n - first};
+}
+
+void Transformer::forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits) {
+  forward(sequence(tokens, n, pos0, kv, all_logits), logits);
+}
+
+void Transformer::forward_layers(const int32_t* tokens, int n, int pos0, KvCache& kv, int n_layers, float* x) {
+  if (n_layers < 0 || n_layers > c_.n_layers) throw Error("forward_layers: " + std::to_string(n_layers) + " layers");
+  run_layers(sequence(tokens, n, pos0, kv, false), n_layers);
+  std::copy(x_.begin(), x_.begin() + int64_t{n} * c_.d_model, x);
 }
 
 }  // namespace minnow

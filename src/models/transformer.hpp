@@ -44,12 +44,17 @@ class Transformer {
   // One sequence: tokens[0..n) at positions pos0.. (their K/V are written to the cache).
   // logits: n x vocab when all_logits, else the last token's vocab logits.
   void forward(const int32_t* tokens, int n, int pos0, KvCache& kv, float* logits, bool all_logits);
+  // The embeddings and the first n_layers blocks only, for a backend that runs the rest:
+  // x (n x d_model) gets the hidden rows after them. kv needs only those layers.
+  void forward_layers(const int32_t* tokens, int n, int pos0, KvCache& kv, int n_layers, float* x);
 
  private:
   struct RopeTable {
     std::vector<float> inv_freq, cos, sin;  // cos/sin: max_batch x head_dim/2
   };
   void fill_rope(RopeTable& r, const Batch& b);
+  Batch sequence(const int32_t* tokens, int n, int pos0, KvCache& kv, bool all_logits);
+  void run_layers(const Batch& b, int n_layers);  // embeddings, then blocks [0, n_layers)
   void attention(int layer, const Batch& b);
   void attention_block(int layer, const Batch& b);
   void ffn_block(int layer, const Batch& b);

@@ -31,7 +31,11 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   if (o.backend == SessionOptions::Backend::Vulkan) {
     if (o.kv_type != SessionOptions::KvType::F16) throw Error("session: the Vulkan backend keeps an f16 KV cache (--kv-type f16)");
 #if MINNOW_HAVE_VULKAN
-    net_ = vulkan::make_vulkan_forward(model.impl(), ctx_, batch_, o.device);
+    const int n_layers = c.n_layers, on_device = o.gpu_layers < 0 ? n_layers : std::min(o.gpu_layers, n_layers);
+    if (on_device == 0)  // nothing offloaded: the CPU's forward pass, with its f16 cache
+      net_ = make_cpu_forward(model.impl(), ctx_, batch_, *pool_, o.int8_decode, DType::F16);
+    else
+      net_ = vulkan::make_vulkan_forward(model.impl(), ctx_, batch_, o.device, n_layers - on_device, pool_.get());
 #else
     throw Error("session: this minnow was built without the Vulkan backend (it needs libvulkan-dev and glslc)");
 #endif

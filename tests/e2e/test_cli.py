@@ -126,6 +126,9 @@ def test_vulkan_backend_answers_as_the_cpu():
     cpu, gpu = minnow(*args), minnow(*args, "--backend", "vulkan")
     assert gpu.returncode == 0, gpu.stderr
     assert gpu.stdout == cpu.stdout
+    half = minnow(*args, "--backend", "vulkan", "--gpu-layers", 15)  # of 30: the first 15 on the CPU
+    assert half.returncode == 0, half.stderr
+    assert half.stdout == cpu.stdout
 
 
 def test_vulkan_backend_without_a_driver_fails_in_one_line():

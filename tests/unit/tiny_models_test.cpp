@@ -110,17 +110,21 @@ void check_family(const std::string& family, const std::string& path) {
 void check_family_vulkan(const std::string& family, const std::string& path) {
   const Golden g = load_golden(family);
   auto model = minnow::Model::load(kRoot + "/tests/reference/tiny/" + path);
-  const minnow::SessionOptions vk{.ctx = 256, .threads = 2, .backend = minnow::SessionOptions::Backend::Vulkan};
-  Diffs worst;
-  for (size_t s = 0; s < g.sequences.size(); ++s) {
-    const Diffs d = compare_sequence(*model, vk, g, s);
-    worst.vs_golden = std::max(worst.vs_golden, d.vs_golden);
-    worst.incremental = std::max(worst.incremental, d.incremental);
+  // All layers on the device, then the first half on the CPU (partial offload).
+  for (const int gpu_layers : {-1, (model->info().n_layers + 1) / 2}) {
+    const minnow::SessionOptions vk{.ctx = 256, .threads = 2, .backend = minnow::SessionOptions::Backend::Vulkan,
+                                    .gpu_layers = gpu_layers};
+    Diffs worst;
+    for (size_t s = 0; s < g.sequences.size(); ++s) {
+      const Diffs d = compare_sequence(*model, vk, g, s);
+      worst.vs_golden = std::max(worst.vs_golden, d.vs_golden);
+      worst.incremental = std::max(worst.incremental, d.incremental);
+    }
+    std::printf("[ tiny vk  ] %-11s %s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n",
+                path.c_str(), gpu_layers < 0 ? "all layers:" : "half:      ", worst.vs_golden, worst.incremental);
+    EXPECT_LE(worst.vs_golden, 1e-3) << path << ", gpu_layers " << gpu_layers;
+    EXPECT_LE(worst.incremental, 1e-4) << path << ", gpu_layers " << gpu_layers;
   }
-  std::printf("[ tiny vk  ] %-11s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n",
-              path.c_str(), worst.vs_golden, worst.incremental);
-  EXPECT_LE(worst.vs_golden, 1e-3) << path;
-  EXPECT_LE(worst.incremental, 1e-4) << path;
 }
 #endif
 

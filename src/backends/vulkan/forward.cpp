@@ -9,7 +9,9 @@
 
 #include "backends/vulkan/ops.hpp"
 #include "base/error.hpp"
+#include "models/kv_cache.hpp"
 #include "models/rope.hpp"
+#include "models/transformer.hpp"
 
 namespace minnow::vulkan {
 namespace {
@@ -29,7 +31,7 @@ struct Angles {
 
 class VulkanForward final : public SequenceForward {
  public:
-  VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device);
+  VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer, ThreadPool* pool);
   int max_batch() const override { return max_batch_; }
   void forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) override;
 
@@ -45,6 +47,10 @@ class VulkanForward final : public SequenceForward {
   const LoadedModel& m_;
   const ModelConfig& c_;
   int ctx_, max_batch_;
+  int first_;  // the first layer on the device; those before run on the CPU
+  ModelConfig cpu_config_;  // c_ with first_ layers: the CPU's cache holds only those
+  std::unique_ptr<KvCache> cpu_kv_;
+  std::unique_ptr<Transformer> cpu_;
   std::unique_ptr<Device> dev_;
   std::unique_ptr<Ops> ops_;
   std::unique_ptr<Stream> stream_;  // passes of several tokens: recorded for each
@@ -67,16 +73,23 @@ class VulkanForward final : public SequenceForward {
   std::vector<float> x_host_;
 };
 
-VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device)
-    : m_(m), c_(m.config), ctx_(ctx), max_batch_(max_batch) {
+VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer, ThreadPool* pool)
+    : m_(m), c_(m.config), ctx_(ctx), max_batch_(max_batch), first_(first_layer), cpu_config_(m.config) {
   if (c_.head_dim % 2 != 0 || c_.head_dim > 256)
     throw Error("vulkan: head size " + std::to_string(c_.head_dim) + " is not supported (even, at most 256)");
+  if (first_ < 0 || first_ >= c_.n_layers || (first_ > 0 && pool == nullptr))
+    throw Error("vulkan: no layer to run on the device (first " + std::to_string(first_) + " of " + std::to_string(c_.n_layers) + ")");
+  if (first_ > 0) {
+    cpu_config_.n_layers = first_;
+    cpu_kv_ = std::make_unique<KvCache>(cpu_config_, ctx, DType::F16);
+    cpu_ = std::make_unique<Transformer>(m, max_batch, *pool);
+  }
   dev_ = Device::open(device);
   ops_ = std::make_unique<Ops>(*dev_);
   stream_ = std::make_unique<Stream>(*dev_, "prefill");
   decode_ = std::make_unique<Stream>(*dev_, "decode");
-  layers_.resize(m.layers.size());
-  for (size_t l = 0; l < m.layers.size(); ++l) {
+  layers_.resize(m.layers.size());  // [0, first_) stay empty
+  for (size_t l = static_cast<size_t>(first_); l < m.layers.size(); ++l) {
     const LayerWeights& L = m.layers[l];
     DeviceLayer& D = layers_[l];
     const int li = static_cast<int>(l);
@@ -96,10 +109,11 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   output_norm_ = floats(m.output_norm);
 
   kv_ = {c_.n_kv_heads, c_.head_dim, ctx};
-  // The kernels address the caches in 32-bit words.
-  if (uint64_t{kv_.row_words()} * static_cast<uint64_t>(ctx) * static_cast<uint64_t>(c_.n_layers) > UINT32_MAX)
+  // The kernels address the caches in 32-bit words. Device layer l's rows are cache layer l - first_.
+  const int device_layers = c_.n_layers - first_;
+  if (uint64_t{kv_.row_words()} * static_cast<uint64_t>(ctx) * static_cast<uint64_t>(device_layers) > UINT32_MAX)
     throw Error("vulkan: a KV cache of " + std::to_string(ctx) + " positions is too large for the kernels (lower --ctx)");
-  const size_t cache_bytes = static_cast<size_t>(c_.n_layers) * static_cast<size_t>(ctx) * kv_.row_words() * 4;
+  const size_t cache_bytes = static_cast<size_t>(device_layers) * static_cast<size_t>(ctx) * kv_.row_words() * 4;
   k_cache_ = dev_->alloc(cache_bytes, Memory::Device);
   v_cache_ = dev_->alloc(cache_bytes, Memory::Device);
 
@@ -171,11 +185,11 @@ void VulkanForward::attention_block(Stream& s, int l, int n) {
   }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
   ops_->rope(s, q_, a.cos, a.sin, n, c_.n_heads, hd, half_split);
-  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, k_cache_, v_cache_, kv_, l, n, half_split);
+  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, k_cache_, v_cache_, kv_, l - first_, n, half_split);
   s.barrier();
   const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
-  ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, attn_part_, kv_, l, n, ap);
+  ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, attn_part_, kv_, l - first_, n, ap);
   s.barrier();
   project_and_add(s, L.wo, attn_, bias(L.bo), L.post_attn_norm, n);
 }
@@ -221,9 +235,13 @@ void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logit
   if (n <= 0 || n > max_batch_) throw Error("vulkan: " + std::to_string(n) + " tokens in one pass (1.." + std::to_string(max_batch_) + ")");
   if (pos0 < 0 || pos0 + n > ctx_) throw Error("vulkan: positions beyond the KV cache's " + std::to_string(ctx_));
   const int64_t d = c_.d_model, vocab = c_.vocab_size;
-  for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, tokens[t], &x_host_[static_cast<size_t>(t * d)]);
-  if (c_.embed_scale != 1.0f)
-    for (int64_t i = 0; i < n * d; ++i) x_host_[static_cast<size_t>(i)] *= c_.embed_scale;
+  if (cpu_ != nullptr) {
+    cpu_->forward_layers(tokens, n, pos0, *cpu_kv_, first_, x_host_.data());
+  } else {
+    for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, tokens[t], &x_host_[static_cast<size_t>(t * d)]);
+    if (c_.embed_scale != 1.0f)
+      for (int64_t i = 0; i < n * d; ++i) x_host_[static_cast<size_t>(i)] *= c_.embed_scale;
+  }
   std::memcpy(x_in_.mapped(), x_host_.data(), static_cast<size_t>(n * d) * sizeof(float));
   auto* pos = static_cast<uint32_t*>(pos_.mapped());
   for (int t = 0; t < n; ++t) pos[t] = static_cast<uint32_t>(pos0 + t);
@@ -241,7 +259,7 @@ void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logit
   if (!(replayable && s.kept())) {
     s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
     s.barrier();
-    for (int l = 0; l < c_.n_layers; ++l) {
+    for (int l = first_; l < c_.n_layers; ++l) {
       attention_block(s, l, n);
       ffn_block(s, l, n);
     }
@@ -261,8 +279,9 @@ void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logit
 
 }  // namespace
 
-std::unique_ptr<SequenceForward> make_vulkan_forward(const LoadedModel& m, int ctx, int max_batch, int device) {
-  return std::make_unique<VulkanForward>(m, ctx, max_batch, device);
+std::unique_ptr<SequenceForward> make_vulkan_forward(const LoadedModel& m, int ctx, int max_batch, int device,
+                                                     int first_layer, ThreadPool* pool) {
+  return std::make_unique<VulkanForward>(m, ctx, max_batch, device, first_layer, pool);
 }
 
 }  // namespace minnow::vulkan
