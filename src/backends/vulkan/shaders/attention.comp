@@ -1,6 +1,7 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 64 with an online softmax. One workgroup per (head, token,
+// its KV head, in tiles of 32 with an online softmax; each tile's keys and then values are
+// staged in shared memory with coalesced loads. One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and attention_merge combines them
 // (short prompts and decode would otherwise keep a few workgroups busy on a large GPU).
@@ -20,9 +21,12 @@ layout(push_constant) uniform Push {
   uint n_splits;
 } p;
 
-const uint kMaxHeadDim = 256u;
+const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
-shared float scores[64];
+// A tile's keys, then its values: kTile rows of hd / 2 words (f16 pairs), one spare word a
+// row so that threads reading a column of rows hit different banks.
+shared uint tile_words[kTile * (kMaxHeadDim / 2u + 1u)];
+shared float scores[kTile];
 shared float red[64];
 
 float reduce_max(float v, uint lid) {
@@ -49,54 +53,73 @@ float reduce_sum(float v, uint lid) {
   return r;
 }
 
+// Rows tile..tile+n-1 of one head's cache slice into tile_words; neighbouring threads read
+// neighbouring words (the slices of consecutive positions are row_words apart).
+void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values) {
+  const uint stride = half_hd + 1u;
+  for (uint i = lid; i < n * half_hd; i += 64u) {
+    const uint j = i / half_hd, w = i - j * half_hd;
+    const uint at = base + (tile + j) * p.row_words + w;
+    tile_words[j * stride + w] = values ? vc[at] : kc[at];
+  }
+}
+
 void main() {
   const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, split = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint kvh = h / (p.n_heads / p.n_kv_heads);
-  const uint hd = p.hd, half_hd = hd / 2u;
+  const uint hd = p.hd, half_hd = hd / 2u, stride = half_hd + 1u;
   const uint first_seen = (p.window > 0u && pos[t] + 1u > p.window) ? pos[t] + 1u - p.window : 0u;
   const uint first = first_seen + split * p.chunk;
   // An empty chunk (first > last) leaves m = -inf and l = 0: the merge skips it.
   const uint last = min(pos[t], first + p.chunk - 1u);
   const uint qbase = (t * p.n_heads + h) * hd;
   for (uint i = lid; i < hd; i += 64u) qs[i] = q[qbase + i];
-  barrier();
 
   float m = -1.0 / 0.0, l = 0.0;
   float acc[kMaxHeadDim / 64u];
   for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) acc[c] = 0.0;
   const uint head_words = p.layer_words + kvh * half_hd;
-  for (uint tile = first; tile <= last; tile += 64u) {
-    const uint j = tile + lid;
-    float s = -1.0 / 0.0;
-    if (j <= last) {
-      const uint row = head_words + j * p.row_words;
-      float dot = 0.0;
-      for (uint i = 0u; i < half_hd; ++i) {
-        const vec2 kv = unpackHalf2x16(kc[row + i]);
-        dot += qs[2u * i] * kv.x + qs[2u * i + 1u] * kv.y;
+  // Score phase: position lid % 32 of the tile, the first or second half of its words.
+  const uint jj = lid & 31u, half_words = (half_hd + 1u) / 2u;
+  const uint w_begin = (lid >> 5) * half_words, w_end = min(half_hd, w_begin + half_words);
+  for (uint tile = first; tile <= last; tile += kTile) {
+    const uint n = min(kTile, last + 1u - tile);
+    load_tile(head_words, tile, n, half_hd, lid, false);
+    barrier();
+    float dot = 0.0;
+    if (jj < n)
+      for (uint w = w_begin; w < w_end; ++w) {
+        const vec2 k2 = unpackHalf2x16(tile_words[jj * stride + w]);
+        dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
       }
-      s = dot * p.scale;
+    red[lid] = dot;
+    barrier();
+    float s = -1.0 / 0.0;
+    if (lid < n) {
+      s = (red[lid] + red[lid + 32u]) * p.scale;
       if (p.softcap > 0.0) s = p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0));
     }
+    barrier();  // red[] is reused by the reductions
     const float m_new = max(m, reduce_max(s, lid));
-    const float e = j <= last ? exp(s - m_new) : 0.0;
-    scores[lid] = e;
+    const float e = lid < n ? exp(s - m_new) : 0.0;
+    if (lid < kTile) scores[lid] = e;
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-    const uint n = min(64u, last + 1u - tile);
+    load_tile(head_words, tile, n, half_hd, lid, true);  // every key was read before the reductions
+    barrier();
     for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
       const uint d = lid + 64u * c;
       if (d >= hd) break;
       float a = acc[c] * factor;
-      const uint word = head_words + (d >> 1), odd = d & 1u;
-      for (uint jj = 0u; jj < n; ++jj) {
-        const vec2 vv = unpackHalf2x16(vc[word + (tile + jj) * p.row_words]);
-        a += scores[jj] * (odd != 0u ? vv.y : vv.x);
+      const uint word = d >> 1, odd = d & 1u;
+      for (uint j = 0u; j < n; ++j) {
+        const vec2 vv = unpackHalf2x16(tile_words[j * stride + word]);
+        a += scores[j] * (odd != 0u ? vv.y : vv.x);
       }
       acc[c] = a;
     }
-    barrier();  // scores[] is rewritten by the next tile
+    barrier();  // tile_words and scores[] are rewritten by the next tile
   }
   if (p.n_splits == 1u) {
     for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
