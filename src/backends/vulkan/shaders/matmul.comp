@@ -7,6 +7,7 @@
 
 layout(local_size_x = 128) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
+layout(binding = 0, std430) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 16 bytes at a time
 layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
 layout(binding = 2, std430) buffer Output { float y[]; };
 layout(binding = 3, std430) readonly buffer Bias { float bias[]; };

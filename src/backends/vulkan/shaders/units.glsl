@@ -31,7 +31,11 @@ void unit_load(uint rb, uint u, out vec4 v[8]) {
   const float d = f16_at(blk), m = f16_at(blk + 1u);
 #endif
   for (uint k = 0u; k < 4u; ++k) {
+#if defined(TYPE_Q4_1)
+    const uint q = w[(qs >> 1) + k];  // 20-byte blocks: 32-bit aligned
+#else
     const uint q = u32_at(qs + 2u * k);
+#endif
     v[k] = nibbles_lo(q) * d + m;
     v[k + 4u] = nibbles_hi(q) * d + m;
   }
@@ -47,7 +51,11 @@ void unit_load(uint rb, uint u, out vec4 v[8]) {
 #endif
   const uint qh = u32_at(hb);
   for (uint k = 0u; k < 4u; ++k) {
+#if defined(TYPE_Q5_1)
+    const uint q = w[(qs >> 1) + k];  // 24-byte blocks: 32-bit aligned
+#else
     const uint q = u32_at(qs + 2u * k);
+#endif
     v[k] = (nibbles_lo(q) + 16.0 * bits4(qh, 4u * k)) * d + m;
     v[k + 4u] = (nibbles_hi(q) + 16.0 * bits4(qh, 16u + 4u * k)) * d + m;
   }
@@ -59,35 +67,43 @@ void unit_load(uint rb, uint u, out vec4 v[8]) {
   for (uint k = 0u; k < 8u; ++k) v[k] = bytes_s(u32_at(blk + 1u + 2u * k)) * d;
 }
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
-// Sub-block j's 6-bit scale and minimum from the 12 scale bytes after 16-bit word `base`.
-uint byte_at(uint base, uint b) { return (u16_at(base + (b >> 1)) >> ((b & 1u) << 3)) & 0xffu; }
-void k_scale_min(uint base, uint j, out float sc, out float mn) {
+// Blocks of 144 / 176 bytes, both multiples of 16, so every block (rows are whole blocks)
+// starts on a 16-byte boundary and is read as uvec4s (w4 aliases w).
+// Sub-block j's 6-bit scale and minimum from the 12 scale bytes s.
+uint scale_byte(uvec3 s, uint b) { return (s[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }
+void k_scale_min(uvec3 s, uint j, out float sc, out float mn) {
   if (j < 4u) {
-    sc = float(byte_at(base, j) & 63u);
-    mn = float(byte_at(base, j + 4u) & 63u);
+    sc = float(scale_byte(s, j) & 63u);
+    mn = float(scale_byte(s, j + 4u) & 63u);
   } else {
-    sc = float((byte_at(base, j + 4u) & 15u) | ((byte_at(base, j - 4u) >> 6) << 4));
-    mn = float((byte_at(base, j + 4u) >> 4) | ((byte_at(base, j) >> 6) << 4));
+    sc = float((scale_byte(s, j + 4u) & 15u) | ((scale_byte(s, j - 4u) >> 6) << 4));
+    mn = float((scale_byte(s, j + 4u) >> 4) | ((scale_byte(s, j) >> 6) << 4));
   }
 }
 void unit_load(uint rb, uint u, out vec4 v[8]) {
 #if defined(TYPE_Q4_K)
-  const uint blk = rb + (u >> 3) * 72u;  // d, dmin, 12 scale bytes, 128 bytes of nibbles
-  const uint qs = blk + 8u;
+  const uint blk = (rb >> 3) + (u >> 3) * 9u;  // in uvec4s: d, dmin, 12 scale bytes | 128 bytes of nibbles
+  const uint qs = blk + 1u;
 #else
-  const uint blk = rb + (u >> 3) * 88u;  // d, dmin, 12 scale bytes, 32 bytes of fifth bits, 128 of nibbles
-  const uint qs = blk + 24u;
+  const uint blk = (rb >> 3) + (u >> 3) * 11u;  // d, dmin, 12 scale bytes | 32 bytes of fifth bits | 128 of nibbles
+  const uint qs = blk + 3u;
 #endif
   const uint j = u & 7u;
+  const uvec4 head = w4[blk];
   float sc, mn;
-  k_scale_min(blk + 2u, j, sc, mn);
-  const float d = f16_at(blk) * sc, m = -f16_at(blk + 1u) * mn;
+  k_scale_min(head.yzw, j, sc, mn);
+  const vec2 dm = unpackHalf2x16(head.x);
+  const float d = dm.x * sc, m = -dm.y * mn;
   // Sub-blocks 2c and 2c + 1 share 32 bytes: the low and the high nibbles.
-  const uint shift = (j & 1u) * 4u, at = qs + (j >> 1) * 16u;
-  for (uint k = 0u; k < 8u; ++k) {
-    vec4 q = bytes_u((u32_at(at + 2u * k) >> shift) & 0x0f0f0f0fu);
+  const uint shift = (j & 1u) * 4u, at = qs + (j >> 1) * 2u;
+  const uvec4 q4[2] = uvec4[2](w4[at], w4[at + 1u]);
 #if defined(TYPE_Q5_K)
-    q += 16.0 * bytes_u((u32_at(blk + 8u + 2u * k) >> j) & 0x01010101u);
+  const uvec4 h4[2] = uvec4[2](w4[blk + 1u], w4[blk + 2u]);
+#endif
+  for (uint k = 0u; k < 8u; ++k) {
+    vec4 q = bytes_u((q4[k >> 2][k & 3u] >> shift) & 0x0f0f0f0fu);
+#if defined(TYPE_Q5_K)
+    q += 16.0 * bytes_u((h4[k >> 2][k & 3u] >> j) & 0x01010101u);
 #endif
     v[k] = q * d + m;
   }
