@@ -419,10 +419,14 @@ TEST(VulkanKernels, AttentionMatchesDirectSoftmax) {
     dev->upload(vcb, vc.data(), vc.size() * 2);
     Buffer ob = dev->alloc(q.size() * 4, Memory::Readback);
     Buffer part = dev->alloc(Ops::attention_part_floats(kv, c.n_heads, n) * 4, Memory::Device);
-    Stream s(*dev);
-    ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
-    s.submit_and_wait();
-    expect_close(download_floats(*dev, ob, q.size()), want, 2e-5f, "attention");
+    for (bool subgroups : {true, false}) {  // the reductions with and without subgroup operations
+      ops.use_subgroups(subgroups);
+      Stream s(*dev);
+      ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
+      s.submit_and_wait();
+      expect_close(download_floats(*dev, ob, q.size()), want, 2e-5f, subgroups ? "attention" : "attention without subgroups");
+    }
+    ops.use_subgroups(true);
   }
 }
 

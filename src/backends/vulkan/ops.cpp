@@ -182,10 +182,11 @@ namespace {
 constexpr int64_t kAttentionGroups = 512;
 
 // Splits of the positions for n_tokens x n_heads queries over spans of up to `span`
-// positions: enough for kAttentionGroups workgroups, at least 64 positions each.
+// positions: enough for kAttentionGroups workgroups, at most one per 32-position tile (the
+// kernel cuts the positions actually seen into that many chunks).
 int64_t attention_splits(int64_t n_heads, int64_t n_tokens, int64_t span) {
   const int64_t pairs = n_heads * n_tokens;
-  return std::clamp<int64_t>((kAttentionGroups + pairs - 1) / pairs, 1, (span + 63) / 64);
+  return std::clamp<int64_t>((kAttentionGroups + pairs - 1) / pairs, 1, (span + 31) / 32);
 }
 
 int64_t attention_span(const Ops::KvLayout& kv, int window) { return window > 0 ? std::min<int64_t>(window, kv.capacity) : kv.capacity; }
@@ -205,19 +206,17 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   if (kv.n_kv_heads <= 0 || a.n_heads % kv.n_kv_heads != 0) throw Error("vulkan: query heads must be a multiple of KV heads");
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one attention pass");
   const int64_t span = attention_span(kv, a.window), splits = attention_splits(a.n_heads, n_tokens, span);
-  const int64_t chunk = (span + splits * 64 - 1) / (splits * 64) * 64;
   if (splits > 1 && part.size() < static_cast<size_t>(n_tokens * a.n_heads * splits * (kv.head_dim + 2)) * sizeof(float))
     throw Error("vulkan: attention's split buffer is too small");
   struct {
     uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
     float scale, softcap;
-    uint32_t window, chunk, n_splits;
+    uint32_t window, n_splits;
   } push{to_u32(a.n_heads, "head count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
-         kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"),
-         static_cast<uint32_t>(chunk), static_cast<uint32_t>(splits)};
+         kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits)};
   const uint32_t heads = to_u32(a.n_heads, "head count"), tokens = static_cast<uint32_t>(n_tokens);
-  s.dispatch(kernel("attention", 6, sizeof push), {&q, &k_cache, &v_cache, &pos, &out, &part}, &push, heads, tokens,
-             static_cast<uint32_t>(splits));
+  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 6, sizeof push), {&q, &k_cache, &v_cache, &pos, &out, &part},
+             &push, heads, tokens, static_cast<uint32_t>(splits));
   if (splits == 1) return;
   s.barrier();
   struct {

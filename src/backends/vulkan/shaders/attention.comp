@@ -5,6 +5,10 @@
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and attention_merge combines them
 // (short prompts and decode would otherwise keep a few workgroups busy on a large GPU).
+#if defined(SUBGROUPS)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Q { float q[]; };
 layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
@@ -17,7 +21,6 @@ layout(push_constant) uniform Push {
   uint layer_words, row_words;
   float scale, softcap;
   uint window;  // positions a query sees, itself included; 0: all
-  uint chunk;   // positions a split takes, a multiple of 64
   uint n_splits;
 } p;
 
@@ -29,6 +32,29 @@ shared uint tile_words[kTile * (kMaxHeadDim / 2u + 1u)];
 shared float scores[kTile];
 shared float red[64];
 
+// The maximum / sum over the workgroup's 64 threads: subgroup operations and one shared
+// slot per subgroup where the device has them (SUBGROUPS), else a tree in shared memory.
+#if defined(SUBGROUPS)
+float reduce_max(float v, uint lid) {
+  v = subgroupMax(v);
+  if (subgroupElect()) red[gl_SubgroupID] = v;
+  barrier();
+  float r = red[0];
+  for (uint g = 1u; g < gl_NumSubgroups; ++g) r = max(r, red[g]);
+  barrier();
+  return r;
+}
+
+float reduce_sum(float v, uint lid) {
+  v = subgroupAdd(v);
+  if (subgroupElect()) red[gl_SubgroupID] = v;
+  barrier();
+  float r = red[0];
+  for (uint g = 1u; g < gl_NumSubgroups; ++g) r += red[g];
+  barrier();
+  return r;
+}
+#else
 float reduce_max(float v, uint lid) {
   red[lid] = v;
   barrier();
@@ -52,6 +78,7 @@ float reduce_sum(float v, uint lid) {
   barrier();
   return r;
 }
+#endif
 
 // Rows tile..tile+n-1 of one head's cache slice into tile_words; neighbouring threads read
 // neighbouring words (the slices of consecutive positions are row_words apart).
@@ -69,9 +96,13 @@ void main() {
   const uint kvh = h / (p.n_heads / p.n_kv_heads);
   const uint hd = p.hd, half_hd = hd / 2u, stride = half_hd + 1u;
   const uint first_seen = (p.window > 0u && pos[t] + 1u > p.window) ? pos[t] + 1u - p.window : 0u;
-  const uint first = first_seen + split * p.chunk;
+  // The positions seen, cut into n_splits chunks of whole tiles: computed here from the
+  // position, so a recorded pass spreads the work over all its workgroups as the cache fills.
+  const uint span = pos[t] + 1u - first_seen;
+  const uint chunk = ((span + p.n_splits - 1u) / p.n_splits + kTile - 1u) / kTile * kTile;
+  const uint first = first_seen + split * chunk;
   // An empty chunk (first > last) leaves m = -inf and l = 0: the merge skips it.
-  const uint last = min(pos[t], first + p.chunk - 1u);
+  const uint last = min(pos[t], first + chunk - 1u);
   const uint qbase = (t * p.n_heads + h) * hd;
   for (uint i = lid; i < hd; i += 64u) qs[i] = q[qbase + i];
 

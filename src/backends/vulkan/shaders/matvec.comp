@@ -55,13 +55,14 @@ void main() {
   for (uint i = 0u; i < kRows; ++i) acc[i] = 0.0;
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
   for (uint u = lid; u < units; u += kThreads) {
-    const uint x0 = xt + u * 8u;
+    vec4 xv[8];  // the unit's inputs, read once for all rows
+    for (uint k = 0u; k < 8u; ++k) xv[k] = x4[xt + u * 8u + k];
     for (uint i = 0u; i < kRows; ++i) {
       if (!row_in(r0, i)) continue;
       vec4 v[8];
       unit_load(row_of(r0, i) * p.row_u16, u, v);
       float a = 0.0;
-      for (uint k = 0u; k < 8u; ++k) a += dot(v[k], x4[x0 + k]);
+      for (uint k = 0u; k < 8u; ++k) a += dot(v[k], xv[k]);
       acc[i] += a;
     }
   }
