@@ -37,7 +37,8 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${type} lower)
   list(APPEND MINNOW_VULKAN_KERNELS "matvec_${lower} matvec.comp TYPE_${type} SUBGROUPS"
     "matvec_${lower}_nosg matvec.comp TYPE_${type}" "matvec_glu_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU"
-    "matvec_glu_${lower}_nosg matvec.comp TYPE_${type} GLU" "matmul_${lower} matmul.comp TYPE_${type}")
+    "matvec_glu_${lower}_nosg matvec.comp TYPE_${type} GLU" "matmul_${lower} matmul.comp TYPE_${type}"
+    "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW")
 endforeach()
 set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)
 set(gen_dir ${CMAKE_BINARY_DIR}/generated/vulkan)

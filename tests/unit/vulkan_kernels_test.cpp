@@ -119,7 +119,11 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     for (int64_t cols : widths)
       for (int64_t rows : {1, 7, 67})
         for (int64_t n_tokens : {1, 3, 4, 17}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng);
-    check_matmul(*dev, ops, t, 130, widths.back(), 45, rng, true);  // two tiles of rows and of tokens
+    check_matmul(*dev, ops, t, 130, widths.back(), 45, rng, true);  // two tiles of rows and of tokens (narrow)
+    ops.narrow_tiles_below(0);  // the wide tiles, which large matrices get
+    check_matmul(*dev, ops, t, 130, widths.back(), 45, rng, true);
+    check_matmul(*dev, ops, t, 67, widths.front(), 17, rng);
+    ops.narrow_tiles_below(Ops::kWideTilesMin);
     check_matmul(*dev, ops, t, 67, widths.back(), 1, rng, true);
     // The matrix-vector kernel without subgroup operations, as on a device without them.
     ops.use_subgroups(false);

@@ -88,9 +88,16 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
                  bool accumulate) {
   if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
   if (y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float)) throw Error("vulkan: matmul output smaller than the shapes");
-  const bool tiled = n_tokens >= kTiledMinTokens;
-  const std::string name = std::string(tiled ? "matmul_" : "matvec_") + kernel_type(w.type) + (tiled || subgroups_ ? "" : "_nosg");
-  product(s, name, w, x, y, n_tokens, tiled ? 64 : 2, tiled ? 32 : 1, bias, (bias != nullptr ? 1u : 0u) | (accumulate ? 2u : 0u));
+  const uint32_t flags = (bias != nullptr ? 1u : 0u) | (accumulate ? 2u : 0u);
+  if (n_tokens < kTiledMinTokens) {
+    product(s, std::string("matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y, n_tokens, 2, 1, bias, flags);
+    return;
+  }
+  // Tiles of 64 rows x 32 tokens, or x 16 where that gives too few workgroups to fill a
+  // large GPU (matrices of few rows).
+  const bool narrow = (w.rows + 63) / 64 * ((n_tokens + 31) / 32) < wide_tiles_min_;
+  product(s, std::string(narrow ? "matmul_narrow_" : "matmul_") + kernel_type(w.type), w, x, y, n_tokens, 64, narrow ? 16 : 32,
+          bias, flags);
 }
 
 void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch,

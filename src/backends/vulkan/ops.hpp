@@ -31,6 +31,10 @@ class Ops {
   // Kernels with subgroup additions where the device has them; off: the shared-memory
   // versions every device runs (tests check both).
   void use_subgroups(bool on) { subgroups_ = on && dev_.info().subgroup_arithmetic; }
+  // Prompt matmuls with fewer than `tiles` wide tiles (64 rows x 32 tokens) use narrow ones
+  // (x 16 tokens); tests set 0 to check the wide kernel on small matrices.
+  void narrow_tiles_below(int64_t tiles) { wide_tiles_min_ = tiles; }
+  static constexpr int64_t kWideTilesMin = 1024;  // the default
 
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
@@ -91,6 +95,7 @@ class Ops {
 
   Device& dev_;
   bool subgroups_;
+  int64_t wide_tiles_min_ = kWideTilesMin;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 

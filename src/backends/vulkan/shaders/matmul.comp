@@ -1,11 +1,18 @@
 #version 450
 // Y[t * rows + r] = W[r] . X[t] for many tokens, tiled: each workgroup computes 64 rows x
-// 32 tokens. Per step of 64 columns its 128 threads dequantize one 32-column unit each into
-// shared memory (every weight is decoded once per 32 tokens) and copy the tokens' columns
-// beside them; then each thread accumulates a 4 x 4 block of outputs from shared memory.
+// 32 tokens (NARROW: 16 tokens with half the threads, for matrices of few rows, whose wide
+// tiles would leave a large GPU's compute units idle). Per step of 64 columns the threads
+// dequantize the rows' 32-column units into shared memory (every weight is decoded once per
+// tile of tokens) and copy the tokens' columns beside them; then each thread accumulates a
+// 4 x 4 block of outputs from shared memory.
 #extension GL_GOOGLE_include_directive : require
 
-layout(local_size_x = 128) in;
+#if defined(NARROW)
+const uint kThreads = 64u, kTokens = 16u;
+#else
+const uint kThreads = 128u, kTokens = 32u;
+#endif
+layout(local_size_x = kThreads) in;
 layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
 layout(binding = 0, std430) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 16 bytes at a time
 layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
@@ -27,7 +34,7 @@ void store(uint t, uint r, float v) {
 
 #include "units.glsl"
 
-const uint kRows = 64u, kTokens = 32u, kStep = 64u;
+const uint kRows = 64u, kStep = 64u;
 // Column-major tiles: ws[k][r / 4] holds rows r..r+3 of column k (vec4 reads in the loop).
 shared vec4 ws[kStep][kRows / 4u];
 shared vec4 xs[kStep][kTokens / 4u];
@@ -37,15 +44,14 @@ void main() {
   const uint r0 = group * kRows, t0 = gl_WorkGroupID.z * kTokens, tid = gl_LocalInvocationID.x;
   // The block this thread accumulates: rows r0 + 4 * bm .., tokens t0 + 4 * bn ..
   const uint bm = tid % 16u, bn = tid / 16u;
-  // The unit this thread dequantizes at each step: row lr, unit lu of the step.
-  const uint lr = tid % kRows, lu = tid / kRows;
   vec4 acc[4];
   for (uint j = 0u; j < 4u; ++j) acc[j] = vec4(0.0);
   const uint units = p.cols / 32u;
   for (uint u0 = 0u; u0 < units; u0 += 2u) {
-    {  // weights
+    // weights: 64 rows x 2 units, one or two a thread
+    for (uint i = tid; i < 2u * kRows; i += kThreads) {
+      const uint lr = i % kRows, lu = i / kRows, u = u0 + lu;
       vec4 v[8];
-      const uint u = u0 + lu;
       if (r0 + lr < p.rows && u < units) {
         unit_load((r0 + lr) * p.row_u16, u, v);
       } else {
@@ -54,8 +60,8 @@ void main() {
       for (uint k = 0u; k < 8u; ++k)
         for (uint c = 0u; c < 4u; ++c) ws[lu * 32u + 4u * k + c][lr / 4u][lr % 4u] = v[k][c];
     }
-    // tokens: 32 tokens x 64 columns = 512 vec4, 4 a thread
-    for (uint i = tid; i < kTokens * kStep / 4u; i += 128u) {
+    // tokens: kTokens x 64 columns, 4 vec4 a thread
+    for (uint i = tid; i < kTokens * kStep / 4u; i += kThreads) {
       const uint t = i / (kStep / 4u), k4 = i % (kStep / 4u);
       const bool inside = t0 + t < p.n_tokens && u0 * 32u + 4u * k4 < p.cols;
       const vec4 xv = inside ? x4[((t0 + t) * p.cols + u0 * 32u) / 4u + k4] : vec4(0.0);
