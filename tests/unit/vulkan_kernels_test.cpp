@@ -139,6 +139,14 @@ TEST(VulkanKernels, MatmulMoreRowsThanOneGridDimension) {
   check_matmul(*dev, ops, DType::Q8_0, 8 * 65535 + 77, 32, 1, rng);
 }
 
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= rel * (1.0f + std::fabs(want[i]))) && bad++ < 5)
+      ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
+}
+
 TEST(VulkanKernels, RmsNormMatchesScalar) {
   NEED_DEVICE();
   Ops ops(*dev);
@@ -152,11 +160,14 @@ TEST(VulkanKernels, RmsNormMatchesScalar) {
       kernels::ref_kernels().rmsnorm(x.data(), g.data(), ref.data(), rows, dim, 1e-6f);
       Buffer xb = upload_floats(*dev, x), gb = upload_floats(*dev, g);
       Buffer yb = dev->alloc(x.size() * sizeof(float), Memory::Readback);
-      Stream s(*dev);
-      ops.rmsnorm(s, xb, gb, yb, rows, dim, 1e-6f);
-      s.submit_and_wait();
-      const std::vector<float> y = download_floats(*dev, yb, x.size());
-      for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], ref[i], 1e-5f * (1.0f + std::fabs(ref[i]))) << i;
+      for (bool subgroups : {true, false}) {
+        ops.use_subgroups(subgroups);
+        Stream s(*dev);
+        ops.rmsnorm(s, xb, gb, yb, rows, dim, 1e-6f);
+        s.submit_and_wait();
+        expect_close(download_floats(*dev, yb, x.size()), ref, 1e-5f, subgroups ? "rmsnorm" : "rmsnorm without subgroups");
+      }
+      ops.use_subgroups(true);
     }
 }
 
@@ -210,13 +221,6 @@ TEST(VulkanKernels, OneStreamChainsDispatches) {
 }
 
 
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
-  ASSERT_EQ(got.size(), want.size());
-  int bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= rel * (1.0f + std::fabs(want[i]))) && bad++ < 5)
-      ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
-}
 
 TEST(VulkanKernels, AddAndGluMatchScalar) {
   NEED_DEVICE();

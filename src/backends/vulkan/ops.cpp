@@ -140,7 +140,7 @@ void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int
   } push{to_u32(rows, "row count"), to_u32(d, "row length"), eps, to_u32(x_row0, "row")};
   uint32_t gx, gy;
   groups_for(rows, gx, gy);
-  s.dispatch(kernel("rmsnorm", 3, sizeof push), {&x, &gain, &y}, &push, gx, gy);
+  s.dispatch(kernel(subgroups_ ? "rmsnorm" : "rmsnorm_nosg", 3, sizeof push), {&x, &gain, &y}, &push, gx, gy);
 }
 
 void Ops::add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period) {

@@ -1,5 +1,9 @@
 #version 450
 // y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * g: one workgroup per row.
+#if defined(SUBGROUPS)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 layout(local_size_x = 256) in;
 layout(binding = 0, std430) readonly buffer Input { float x[]; };
 layout(binding = 1, std430) readonly buffer Gain { float g[]; };
@@ -18,12 +22,21 @@ void main() {
   const uint lid = gl_LocalInvocationID.x, base = (p.x_row0 + r) * p.d, dst = r * p.d;
   float acc = 0.0;
   for (uint i = lid; i < p.d; i += 256u) acc += x[base + i] * x[base + i];
+#if defined(SUBGROUPS)
+  acc = subgroupAdd(acc);
+  if (subgroupElect()) partial[gl_SubgroupID] = acc;
+  barrier();
+  float sum = 0.0;
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) sum += partial[g];
+#else
   partial[lid] = acc;
   barrier();
   for (uint s = 128u; s > 0u; s >>= 1) {
     if (lid < s) partial[lid] += partial[lid + s];
     barrier();
   }
-  const float scale = inversesqrt(partial[0] / float(p.d) + p.eps);
+  const float sum = partial[0];
+#endif
+  const float scale = inversesqrt(sum / float(p.d) + p.eps);
   for (uint i = lid; i < p.d; i += 256u) y[dst + i] = x[base + i] * scale * g[i];
 }
