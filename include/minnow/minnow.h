@@ -52,7 +52,7 @@
 extern "C" {
 #endif
 
-#define MINNOW_ABI_VERSION 2
+#define MINNOW_ABI_VERSION 3
 
 /* The ABI version the library was built with (compare with MINNOW_ABI_VERSION) and its
  * release version ("0.1.0"). */
@@ -102,6 +102,7 @@ typedef struct minnow_model_params {
   bool int8_activations; /* int8 instead of 15-bit activations in quantized matmuls: faster, logits move ~0.05 */
   int32_t backend;     /* a minnow_backend: where sessions run */
   int32_t device;      /* the Vulkan device's index (minnow_vulkan_device_count) */
+  int32_t gpu_layers;  /* Vulkan: the last N layers (and the output head) on the device, the rest on the CPU; -1: all */
 } minnow_model_params;
 
 MINNOW_C_API minnow_model_params minnow_model_params_default(void);

@@ -21,6 +21,8 @@ minnow_status check_model_params(const minnow_model_params& p) {
     return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: backend " + std::to_string(p.backend) +
                                                  " is not a minnow_backend");
   if (p.device < 0) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: device must be >= 0 (got " + std::to_string(p.device) + ")");
+  if (p.gpu_layers < -1)
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_model_load: gpu_layers must be >= -1 (got " + std::to_string(p.gpu_layers) + ")");
   return MINNOW_OK;
 }
 
@@ -36,6 +38,7 @@ minnow_model_params minnow_model_params_default(void) {
   p.int8_activations = false;
   p.backend = MINNOW_BACKEND_CPU;
   p.device = 0;
+  p.gpu_layers = -1;
   return p;
 }
 

@@ -111,6 +111,7 @@ minnow_status minnow_session_create(minnow_model* model, const minnow_session_pa
                                             : minnow::SessionOptions::KvType::F16;
   o.backend = d.backend == MINNOW_BACKEND_VULKAN ? minnow::SessionOptions::Backend::Vulkan : minnow::SessionOptions::Backend::Cpu;
   o.device = d.device;
+  o.gpu_layers = d.gpu_layers;
   return guard(MINNOW_ERR_INVALID_ARGUMENT, [&] {
     auto h = std::make_unique<minnow_session>();
     h->model = model->model;

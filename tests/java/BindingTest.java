@@ -225,6 +225,10 @@ public final class BindingTest {
     String cpu = cliRun("-p", PROMPT, "-n", "8", "--temp", "0");
     try (Model m = Model.load(modelPath, new Model.Options().backend(Model.Backend.VULKAN)); Session s = m.newSession()) {
       eq(cpu, s.generate(PROMPT, greedy(8), null).text, "Vulkan backend (CLI on the CPU vs Java on Vulkan)");
+      try (Model half = Model.load(modelPath, new Model.Options().backend(Model.Backend.VULKAN).gpuLayers(10));
+           Session hs = half.newSession()) {
+        eq(cpu, hs.generate(PROMPT, greedy(8), null).text, "Vulkan backend with 10 layers on the device");
+      }
     } catch (MinnowException e) {
       check(e.getMessage().toLowerCase().contains("vulkan"), "a Vulkan failure names Vulkan: " + e.getMessage());
     }

@@ -236,6 +236,8 @@ def test_vulkan_backend_matches_cli(greedy):
         raise
     assert out == greedy
     m.close()
+    with minnow.Model(MODEL, backend="vulkan", gpu_layers=10) as half:  # 20 of 30 layers on the CPU
+        assert half.generate(PROMPT, max_tokens=16, temperature=0) == greedy
 
 
 def test_close_and_context_manager():

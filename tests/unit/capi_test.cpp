@@ -433,6 +433,18 @@ TEST(CApi, VulkanBackendGeneratesAsTheCpu) {
   const minnow_generate_params p = greedy(16);
   ASSERT_EQ(minnow_generate(cs.s, "one two three", &p, Stream::callback, &st, nullptr), MINNOW_OK) << minnow_last_error();
   EXPECT_EQ(st.ids, cpp_greedy(kTiny, prompt, 16));
+  // One layer on the device, the rest on the CPU.
+  mp.gpu_layers = 1;
+  CModel half(kTiny, &mp);
+  CSession hs(half.m);
+  Stream hst;
+  ASSERT_EQ(minnow_generate(hs.s, "one two three", &p, Stream::callback, &hst, nullptr), MINNOW_OK) << minnow_last_error();
+  EXPECT_EQ(hst.ids, st.ids);
+  mp.gpu_layers = -2;
+  minnow_model* bad = nullptr;
+  EXPECT_EQ(minnow_model_load(kTiny.c_str(), &mp, &bad), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("gpu_layers"), std::string::npos) << minnow_last_error();
+  mp.gpu_layers = -1;
   // A device that is not there: one line, no session.
   mp.device = 99;
   CModel c2(kTiny, &mp);

@@ -211,15 +211,15 @@ JNIEXPORT jbyteArray JNICALL Java_org_minnow_Native_version(JNIEnv* env, jclass 
 
 JNIEXPORT void JNICALL Java_org_minnow_Native_modelParamsDefault(JNIEnv* env, jclass cls, jintArray out) {
   (void)cls;
-  if (!min_length(env, out, 6, "modelParamsDefault: int[6] needed")) return;
+  if (!min_length(env, out, 7, "modelParamsDefault: int[7] needed")) return;
   minnow_model_params p = minnow_model_params_default();
-  jint v[6] = {p.n_threads, p.n_ctx, (jint)p.kv_type, p.int8_activations ? 1 : 0, p.backend, p.device};
-  (*env)->SetIntArrayRegion(env, out, 0, 6, v);
+  jint v[7] = {p.n_threads, p.n_ctx, (jint)p.kv_type, p.int8_activations ? 1 : 0, p.backend, p.device, p.gpu_layers};
+  (*env)->SetIntArrayRegion(env, out, 0, 7, v);
 }
 
 JNIEXPORT jlong JNICALL Java_org_minnow_Native_modelLoad(JNIEnv* env, jclass cls, jbyteArray path, jint n_threads,
                                                          jint n_ctx, jint kv_type, jboolean int8_activations,
-                                                         jint backend, jint device) {
+                                                         jint backend, jint device, jint gpu_layers) {
   (void)cls;
   char* p = copy_bytes(env, path, NULL);
   if (!p) return 0;
@@ -230,6 +230,7 @@ JNIEXPORT jlong JNICALL Java_org_minnow_Native_modelLoad(JNIEnv* env, jclass cls
   params.int8_activations = int8_activations == JNI_TRUE;
   params.backend = backend;
   params.device = device;
+  params.gpu_layers = gpu_layers;
   minnow_model* model = NULL;
   minnow_status st = minnow_model_load(p, &params, &model);
   free(p);

@@ -253,19 +253,21 @@ class Model:
     model's trained context; kv_type is the KV cache's storage ("f16", "f32" exact, or
     "q8_0" about a quarter of f32); int8_activations makes quantized matmuls faster at the
     cost of logits moving by ~0.05; backend "vulkan" runs sessions on GPU `device` (the
-    index `minnow devices` prints) with the whole model and an f16 KV cache in its memory.
+    index `minnow devices` prints) with the whole model and an f16 KV cache in its memory,
+    or only its last `gpu_layers` layers (and the output head), the rest on the CPU.
     Generation on the model itself uses one Session it keeps, so successive calls reuse the
     cached prefix of their prompts."""
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], n_threads: int = 0, n_ctx: int = 0,
-                 kv_type: str = "f16", int8_activations: bool = False, backend: str = "cpu", device: int = 0):
+                 kv_type: str = "f16", int8_activations: bool = False, backend: str = "cpu", device: int = 0,
+                 gpu_layers: int = -1):
         if kv_type not in _KV_TYPES:
             raise InvalidArgumentError(f"kv_type must be one of {', '.join(_KV_TYPES)}, not {kv_type!r}")
         if backend not in _BACKENDS:
             raise InvalidArgumentError(f"backend must be one of {', '.join(_BACKENDS)}, not {backend!r}")
         self.path = os.fsdecode(path)
         self._m = _minnow.Model(self.path, n_threads, n_ctx, _KV_TYPES[kv_type], bool(int8_activations),
-                                _BACKENDS[backend], device)
+                                _BACKENDS[backend], device, gpu_layers)
         self.info = ModelInfo(**self._m.info())
         self._session: Optional[Session] = None
         self._session_lock = threading.Lock()

@@ -317,7 +317,7 @@ NB_MODULE(_minnow, m) {
   nb::class_<Model>(m, "Model")
       .def("__init__",
            [](Model* self, const std::string& path, int32_t n_threads, int32_t n_ctx, int kv_type, bool int8,
-              int32_t backend, int32_t device) {
+              int32_t backend, int32_t device, int32_t gpu_layers) {
              check_no_nul(path, "the path");
              minnow_model_params p = minnow_model_params_default();
              p.n_threads = n_threads;
@@ -326,11 +326,12 @@ NB_MODULE(_minnow, m) {
              p.int8_activations = int8;
              p.backend = backend;
              p.device = device;
+             p.gpu_layers = gpu_layers;
              minnow_model* raw = nullptr;
              call([&] { return minnow_model_load(path.c_str(), &p, &raw); });
              new (self) Model{ModelRef(raw, minnow_model_free)};
            },
-           "path"_a, "n_threads"_a, "n_ctx"_a, "kv_type"_a, "int8_activations"_a, "backend"_a, "device"_a)
+           "path"_a, "n_threads"_a, "n_ctx"_a, "kv_type"_a, "int8_activations"_a, "backend"_a, "device"_a, "gpu_layers"_a)
       .def("info", [](const Model& self) { return info_dict(self.hold()); })
       .def("tokenize",
            [](const Model& self, const std::string& text, bool parse_special) {

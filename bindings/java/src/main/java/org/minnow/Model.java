@@ -33,13 +33,13 @@ public final class Model implements AutoCloseable {
 
   /** Load options; start from the C defaults (minnow_model_params_default). */
   public static final class Options {
-    private int threads, contextSize, device;
+    private int threads, contextSize, device, gpuLayers;
     private KvType kvType;
     private boolean int8Activations;
     private Backend backend;
 
     public Options() {
-      int[] d = new int[6];
+      int[] d = new int[7];
       Native.modelParamsDefault(d);
       threads = d[0];
       contextSize = d[1];
@@ -47,6 +47,7 @@ public final class Model implements AutoCloseable {
       int8Activations = d[3] != 0;
       backend = Backend.of(d[4]);
       device = d[5];
+      gpuLayers = d[6];
     }
 
     /** Threads per session; 0: one per (big) core. */
@@ -59,6 +60,8 @@ public final class Model implements AutoCloseable {
     public Options backend(Backend b) { backend = b == null ? Backend.CPU : b; return this; }
     /** The Vulkan device's index, as `minnow devices` numbers them. */
     public Options device(int n) { device = n; return this; }
+    /** With the Vulkan backend: the last n layers (and the output head) on the device, the rest on the CPU; -1: all. */
+    public Options gpuLayers(int n) { gpuLayers = n; return this; }
   }
 
   private long handle;  // guarded by this; 0 once freed
@@ -84,7 +87,7 @@ public final class Model implements AutoCloseable {
     byte[] p = Utf8.cString(path, "path");
     Options o = options != null ? options : new Options();
     return new Model(Native.modelLoad(p, o.threads, o.contextSize, o.kvType.code, o.int8Activations, o.backend.code,
-                                      o.device));
+                                      o.device, o.gpuLayers));
   }
 
   public static Model load(String path) {

@@ -21,10 +21,10 @@ final class Native {
   static native int abiVersion();
   static native byte[] version();
 
-  /** ints: n_threads, n_ctx, kv_type, int8_activations (0/1). */
+  /** ints: n_threads, n_ctx, kv_type, int8_activations (0/1), backend, device, gpu_layers. */
   static native void modelParamsDefault(int[] out);
   static native long modelLoad(byte[] path, int nThreads, int nCtx, int kvType, boolean int8Activations, int backend,
-                               int device);
+                               int device, int gpuLayers);
   static native void modelFree(long model);
   /** longs: see Model.info(); strings: architecture, name. */
   static native void modelInfo(long model, long[] nums, byte[][] strings);
