@@ -4,6 +4,8 @@
 #include <iostream>
 #include <random>
 
+#include "minnow/error.hpp"
+
 namespace minnow::cli {
 
 void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx) {
@@ -86,6 +88,7 @@ SessionOptions session_options(const ModelFlags& f) {
                                     : SessionOptions::KvType::F16;
   o.backend = f.backend == "vulkan" ? SessionOptions::Backend::Vulkan : SessionOptions::Backend::Cpu;
   o.device = f.device;
+  if (f.gpu_layers >= 0 && f.backend != "vulkan") throw Error("--gpu-layers needs --backend vulkan");
   o.gpu_layers = f.gpu_layers;
   return o;
 }

@@ -142,3 +142,4 @@ def test_vulkan_backend_without_a_driver_fails_in_one_line():
         assert_clean_failure(r, "no device 7")
     r = minnow("run", "-m", MODEL, "-p", "hi", "--backend", "vulkan", "--kv-type", "q8_0")
     assert_clean_failure(r, "f16 KV cache")
+    assert_clean_failure(minnow("run", "-m", MODEL, "-p", "hi", "--gpu-layers", 3), "--gpu-layers needs --backend vulkan")

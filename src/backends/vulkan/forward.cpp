@@ -95,7 +95,7 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
     const int li = static_cast<int>(l);
     D.wq = matrix(L.wq, "attn_q", li), D.wk = matrix(L.wk, "attn_k", li), D.wv = matrix(L.wv, "attn_v", li);
     D.wo = matrix(L.wo, "attn_output", li);
-    if (L.gate.type == L.up.type && L.gate.cols == L.up.cols && L.gate.row_bytes == L.up.row_bytes)
+    if (Ops::stackable(L.gate, L.up))
       D.gate_up = matrix(L.gate, "ffn_gate", li, &L.up);
     else
       D.gate = matrix(L.gate, "ffn_gate", li), D.up = matrix(L.up, "ffn_up", li);

@@ -29,6 +29,9 @@ const char* kernel_type(DType t) {
   }
 }
 
+// The matrix kernels' push-constant flags (matvec.comp, matmul.comp).
+constexpr uint32_t kAddBias = 1, kAccumulate = 2, kGelu = 4;
+
 // From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
 constexpr int64_t kTiledMinTokens = 4;
 
@@ -73,7 +76,7 @@ DeviceMatrix Ops::upload_stacked(const kernels::WeightView& a, const kernels::We
     if (w->cols % 32 != 0 || w->cols % block != 0)
       throw Error("vulkan: rows of " + std::to_string(w->cols) + " values are not whole 32-value units");
   }
-  if (b.rows != 0 && (b.type != a.type || b.cols != a.cols || b.row_bytes != a.row_bytes))
+  if (b.rows != 0 && !stackable(a, b))
     throw Error("vulkan: matrices stacked into one must share type and width");
   DeviceMatrix m{a.type, a.rows + b.rows, a.cols, a.row_bytes, {}};
   const size_t a_bytes = a.row_bytes * static_cast<size_t>(a.rows), bytes = a.row_bytes * static_cast<size_t>(m.rows);
@@ -88,7 +91,7 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
                  bool accumulate) {
   if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
   if (y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float)) throw Error("vulkan: matmul output smaller than the shapes");
-  const uint32_t flags = (bias != nullptr ? 1u : 0u) | (accumulate ? 2u : 0u);
+  const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
     product(s, std::string("matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y, n_tokens, 2, 1, bias, flags);
     return;
@@ -106,7 +109,7 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   if (out.size() < static_cast<size_t>(n_tokens * ff) * sizeof(float)) throw Error("vulkan: GLU output smaller than the shapes");
   if (n_tokens < kTiledMinTokens) {
     const std::string name = std::string("matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
-    product(s, name, gate_up, x, out, n_tokens, 2 * 2, 1, nullptr, gelu ? 4u : 0u);  // 2 rows of each matrix
+    product(s, name, gate_up, x, out, n_tokens, 2 * 2, 1, nullptr, gelu ? kGelu : 0u);  // 2 rows of each matrix
     return;
   }
   matmul(s, gate_up, x, scratch, n_tokens);

@@ -48,11 +48,15 @@ class Ops {
                int64_t x_row0 = 0);
   // y[i] += b[i % period] for i < n.
   void add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period);
-  // gate = act(gate) * up over n values: SiLU, or GELU (tanh approximation) when gelu.
+  // SiLU, or GELU (tanh approximation) when gelu:
   // out[t * ff + i] = act(gate[t * stride + i]) * up[t * stride + up0 + i] for t < n_tokens.
   void glu(Stream& s, const Buffer& gate, const Buffer& up, Buffer& out, int64_t n_tokens, int64_t ff, int64_t stride,
            int64_t up0, bool gelu);
-  // Two matrices of one type and width as one, b's rows after a's (gate and up).
+  // Two matrices of one type and width as one, b's rows after a's (gate and up); stackable
+  // says whether they can be.
+  static bool stackable(const kernels::WeightView& a, const kernels::WeightView& b) {
+    return a.type == b.type && a.cols == b.cols && a.row_bytes == b.row_bytes;
+  }
   DeviceMatrix upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b);
   // out[t * ff + r] = act(gate[r] . x[t]) * (up[r] . x[t]) for gate_up from upload_stacked
   // (2 ff rows): one pass for a few tokens, else a matmul into scratch (n_tokens x 2 ff
