@@ -6,12 +6,10 @@
 #include "minnow/llm.hpp"
 #include "models/model.hpp"
 #include "models/sequence_forward.hpp"
+#include "runtime/device_model.hpp"
 #include "runtime/kv_type.hpp"
 #include "runtime/sampler.hpp"
 #include "tokenizer/stream_decoder.hpp"
-#if MINNOW_HAVE_VULKAN
-#include "backends/vulkan/forward.hpp"
-#endif
 
 namespace minnow {
 namespace {
@@ -28,20 +26,10 @@ Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   ctx_ = std::min(o.ctx, c.ctx_train);
   batch_ = std::min(o.batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
-  if (o.backend == SessionOptions::Backend::Vulkan) {
-    if (o.kv_type != SessionOptions::KvType::F16) throw Error("session: the Vulkan backend keeps an f16 KV cache (--kv-type f16)");
-#if MINNOW_HAVE_VULKAN
-    const int n_layers = c.n_layers, on_device = o.gpu_layers < 0 ? n_layers : std::min(o.gpu_layers, n_layers);
-    if (on_device == 0)  // nothing offloaded: the CPU's forward pass, with its f16 cache
-      net_ = make_cpu_forward(model.impl(), ctx_, batch_, *pool_, o.int8_decode, DType::F16);
-    else
-      net_ = vulkan::make_vulkan_forward(model.impl(), ctx_, batch_, o.device, n_layers - on_device, pool_.get());
-#else
-    throw Error("session: this minnow was built without the Vulkan backend (it needs libvulkan-dev and glslc)");
-#endif
-  } else {
+  if (auto device = open_device_model(model.impl(), ctx_, batch_, o, *pool_))
+    net_ = device->sequence();
+  else
     net_ = make_cpu_forward(model.impl(), ctx_, batch_, *pool_, o.int8_decode, kv_dtype(o.kv_type));
-  }
   logits_.resize(static_cast<size_t>(c.vocab_size));
   history_.reserve(static_cast<size_t>(ctx_));  // the decode loop appends without allocating
 }

@@ -9,6 +9,8 @@
 #include "models/kv_cache.hpp"
 #include "models/model.hpp"
 #include "models/transformer.hpp"
+#include "models/sequence_forward.hpp"
+#include "runtime/device_model.hpp"
 #include "runtime/kv_type.hpp"
 #include "runtime/sampler.hpp"
 #include "runtime/stop_matcher.hpp"
@@ -44,7 +46,8 @@ void Job::publish(std::string_view text, Finish finish, int completion_tokens) {
 }
 
 struct Engine::Slot {
-  std::unique_ptr<KvCache> kv;
+  std::unique_ptr<KvCache> kv;               // the CPU's
+  std::unique_ptr<SequenceForward> device;  // or a device's
   std::vector<int32_t> cached;  // tokens whose K/V are in kv, in position order
   std::shared_ptr<Job> job;     // null: free
   std::optional<Sampler> sampler;
@@ -65,22 +68,30 @@ Engine::Engine(const Model& model, const EngineOptions& o) : model_(model), o_(o
   if (o.queue < 0) throw Error("serve: --queue must be >= 0 (got " + std::to_string(o.queue) + ")");
   ctx_ = std::min(o.ctx, c.ctx_train);
   o_.prefill_chunk = std::clamp(o_.prefill_chunk, 1, 512);
-  const int max_batch = 512 + o.parallel;
+  const int max_batch = max_batch_ = 512 + o.parallel;
   pool_ = std::make_unique<ThreadPool>(o.threads);
-  net_ = std::make_unique<Transformer>(model.impl(), max_batch, *pool_, o.int8_decode);
+  SessionOptions backend;
+  backend.backend = o.backend, backend.device = o.device, backend.gpu_layers = o.gpu_layers, backend.kv_type = o.kv_type;
+  const std::shared_ptr<DeviceModel> device = open_device_model(model.impl(), ctx_, max_batch, backend, *pool_);
+  if (!device) net_ = std::make_unique<Transformer>(model.impl(), max_batch, *pool_, o.int8_decode);
   const DType kv_type = kv_dtype(o.kv_type);
   for (int i = 0; i < o.parallel; ++i) {
     auto s = std::make_unique<Slot>();
-    s->kv = std::make_unique<KvCache>(c, ctx_, kv_type);
+    if (device)
+      s->device = device->sequence();
+    else
+      s->kv = std::make_unique<KvCache>(c, ctx_, kv_type);
     s->cached.reserve(static_cast<size_t>(ctx_));
     slots_.push_back(std::move(s));
   }
   tokens_.reserve(static_cast<size_t>(max_batch));
   pos_.reserve(static_cast<size_t>(max_batch));
   kvs_.reserve(static_cast<size_t>(max_batch));
+  row_slots_.reserve(static_cast<size_t>(max_batch));
   logit_rows_.reserve(static_cast<size_t>(o.parallel));
   logit_slots_.reserve(static_cast<size_t>(o.parallel));
   logits_.resize(static_cast<size_t>(o.parallel) * static_cast<size_t>(c.vocab_size));
+  if (device) unused_logits_.resize(static_cast<size_t>(c.vocab_size));
   stats_.slots = o.parallel;
   thread_ = std::thread([this] { loop(); });
 }
@@ -211,6 +222,7 @@ bool Engine::step() {
   tokens_.clear();
   pos_.clear();
   kvs_.clear();
+  row_slots_.clear();
   logit_rows_.clear();
   logit_slots_.clear();
   auto add_row = [&](Slot& s, int32_t token, bool wants_logits) {
@@ -221,13 +233,14 @@ bool Engine::step() {
     pos_.push_back(static_cast<int32_t>(s.cached.size() + static_cast<size_t>(s.taken)));
     tokens_.push_back(token);
     kvs_.push_back(s.kv.get());
+    row_slots_.push_back(&s);
   };
   for (auto& s : slots_) {
     s->taken = 0;
     if (s->job && s->decoding) add_row(*s, s->next, true);
   }
   const int n_vector = static_cast<int>(tokens_.size());
-  int budget = n_vector > 0 ? o_.prefill_chunk : net_->max_batch() - n_vector;
+  int budget = n_vector > 0 ? o_.prefill_chunk : max_batch_ - n_vector;
   // Older requests' prompts first.
   std::vector<Slot*> prefill;  // at most `parallel` entries
   for (auto& s : slots_)
@@ -249,9 +262,12 @@ bool Engine::step() {
     return false;
   }
 
-  net_->forward(Transformer::Batch{tokens_.data(), pos_.data(), kvs_.data(), static_cast<int>(tokens_.size()), n_vector,
-                                   logit_rows_.data(), static_cast<int>(logit_rows_.size())},
-                logits_.data());
+  if (net_)
+    net_->forward(Transformer::Batch{tokens_.data(), pos_.data(), kvs_.data(), static_cast<int>(tokens_.size()), n_vector,
+                                     logit_rows_.data(), static_cast<int>(logit_rows_.size())},
+                  logits_.data());
+  else
+    forward_each_slot();
   for (auto& s : slots_) {
     if (!s->job) continue;
     if (s->decoding) {
@@ -294,6 +310,22 @@ bool Engine::step() {
 
   record_step(sampled);
   return true;
+}
+
+// A slot's rows are adjacent (its next token, or a chunk of its prompt), and only the last
+// of them may want logits.
+void Engine::forward_each_slot() {
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  size_t logit = 0;  // index into logit_rows_
+  for (size_t r = 0; r < tokens_.size();) {
+    Slot& s = *row_slots_[r];
+    size_t end = r + 1;
+    while (end < tokens_.size() && row_slots_[end] == &s) ++end;
+    const bool wanted = logit < logit_rows_.size() && logit_rows_[logit] == static_cast<int32_t>(end - 1);
+    float* out = wanted ? &logits_[logit++ * vocab] : unused_logits_.data();
+    s.device->forward(&tokens_[r], static_cast<int>(end - r), pos_[r], out, false);
+    r = end;
+  }
 }
 
 void Engine::record_step(int sampled) {

@@ -19,6 +19,7 @@
 
 namespace minnow {
 class KvCache;
+class SequenceForward;
 class Transformer;
 }  // namespace minnow
 
@@ -32,6 +33,10 @@ struct EngineOptions {
   int prefill_chunk = 256;  // prompt tokens per step while other slots generate
   SessionOptions::KvType kv_type = SessionOptions::KvType::F16;
   bool int8_decode = false;  // as SessionOptions::int8_decode
+  // As SessionOptions: a Vulkan device runs every slot's passes one after another (its
+  // weights uploaded once); the CPU batches the slots into one pass.
+  SessionOptions::Backend backend = SessionOptions::Backend::Cpu;
+  int device = 0, gpu_layers = -1;
 };
 
 struct CompletionRequest {
@@ -102,12 +107,14 @@ class Engine {
   bool step();
   void record_step(int sampled);  // stats after a step
   void finish(Slot& s, Finish f);
+  void forward_each_slot();  // the device's way: each slot's rows in a pass of its own
 
   const Model& model_;
   EngineOptions o_;
   int ctx_;
+  int max_batch_;  // rows per forward pass
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<Transformer> net_;
+  std::unique_ptr<Transformer> net_;  // null: the slots have device sequences
   std::vector<std::unique_ptr<Slot>> slots_;
 
   mutable std::mutex mu_;  // guards queue_, stop_, stats_
@@ -121,8 +128,8 @@ class Engine {
   // Per-step scratch.
   std::vector<int32_t> tokens_, pos_, logit_rows_;
   std::vector<KvCache*> kvs_;
-  std::vector<Slot*> logit_slots_;
-  std::vector<float> logits_;
+  std::vector<Slot*> row_slots_, logit_slots_;
+  std::vector<float> logits_, unused_logits_;
   std::thread thread_;
 };
 

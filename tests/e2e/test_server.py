@@ -667,3 +667,53 @@ def test_load_greedy_matches_sequential(server, client, capsys):
     assert rss1 - rss0 < 16 * 2**20, f"RSS grew {(rss1 - rss0) / 2**20:.1f} MiB during the load"
     assert wait_slots_idle(server) == 0
     assert metrics(server)["minnow_queue_depth"] == 0
+
+
+def has_vulkan_device():
+    r = subprocess.run([str(MINNOW), "devices"], capture_output=True, text=True, timeout=60)
+    return "vulkan 0:" in r.stdout
+
+
+@pytest.mark.parametrize("gpu_layers", [None, 15])  # all 30 layers, or the last 15 (the first 15 on the CPU)
+def test_vulkan_server_answers_as_the_cpu(client, gpu_layers):
+    if not has_vulkan_device():
+        pytest.skip("no Vulkan device")
+    questions = QUESTIONS[:4]
+    want = [chat(client, q, max_tokens=12).choices[0].message.content for q in questions]
+    extra = ["--gpu-layers", gpu_layers] if gpu_layers is not None else []
+    s = Server("--backend", "vulkan", *extra, "--parallel", 2, "--ctx", 512, "-t", 2, startup_timeout=120)
+    try:
+        gpu = s.client(api_key="unused")
+        got = [None] * len(questions)
+
+        def worker(i):  # four requests on two slots: two run, two wait, in turn on the device
+            if i % 2:
+                got[i] = stream_chat(gpu, questions[i], max_tokens=12)[0]
+            else:
+                got[i] = chat(gpu, questions[i], max_tokens=12).choices[0].message.content
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(questions))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert got == want
+        # The next turn of a conversation reuses its slot's device cache and prefills only what is new.
+        turn = user(questions[0]) + [{"role": "assistant", "content": want[0]}, {"role": "user", "content": "Why?"}]
+        a = gpu.chat.completions.create(model=MODEL_ID, messages=turn, temperature=0, max_tokens=8)
+        b = client.chat.completions.create(model=MODEL_ID, messages=turn, temperature=0, max_tokens=8)
+        assert a.choices[0].message.content == b.choices[0].message.content
+        assert metrics(s)["minnow_prompt_tokens_reused_total"] > 0
+        s.check_alive()
+    finally:
+        s.stop()
+
+
+def test_vulkan_server_without_a_driver_fails_in_one_line():
+    r = subprocess.run([str(MINNOW), "serve", "-m", str(MODEL), "--port", "0", "--backend", "vulkan"],
+                       capture_output=True, text=True, timeout=60,
+                       env={"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json",
+                            "PATH": "/usr/bin:/bin"})
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "vulkan" in lines[0].lower(), r.stderr

@@ -29,65 +29,83 @@ struct Angles {
   Buffer cos, sin;  // host-visible: written for each pass, read by the kernels
 };
 
-class VulkanForward final : public SequenceForward {
+// What one sequence keeps on its own: its KV caches (on the device, and on the host for the
+// layers the CPU runs), its recorded decode pass and its logits.
+struct SequenceState {
+  Buffer k_cache, v_cache;
+  std::unique_ptr<KvCache> cpu_kv;
+  // One-token passes (decode) record the same commands whatever the position (positions
+  // and angles are read from buffers): recorded once and replayed.
+  std::unique_ptr<Stream> decode;
+  Buffer logits;  // read back; rows grown on demand
+  int64_t logit_rows = 0;
+};
+
+class VulkanModel final : public DeviceModel, public std::enable_shared_from_this<VulkanModel> {
  public:
-  VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer, ThreadPool* pool);
-  int max_batch() const override { return max_batch_; }
-  void forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) override;
+  VulkanModel(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer, ThreadPool* pool);
+  std::unique_ptr<SequenceForward> sequence() override;
+  int max_batch() const { return max_batch_; }
+  void forward(SequenceState& seq, const int32_t* tokens, int n, int pos0, float* logits, bool all_logits);
 
  private:
   Buffer floats(const std::vector<float>& v);  // a vector on the device (empty: no buffer)
   // w (with `below` stacked under it), or Error naming the tensor.
   DeviceMatrix matrix(const kernels::WeightView& w, const char* name, int layer, const kernels::WeightView* below = nullptr);
   void fill_angles(Angles& a, int n, int pos0);
-  void attention_block(Stream& s, int l, int n);
+  void attention_block(Stream& s, SequenceState& seq, int l, int n);
   void ffn_block(Stream& s, int l, int n);
   void project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b, const Buffer& post_norm, int n);
 
   const LoadedModel& m_;
   const ModelConfig& c_;
-  int ctx_, max_batch_;
+  int max_batch_;
   int first_;  // the first layer on the device; those before run on the CPU
-  ModelConfig cpu_config_;  // c_ with first_ layers: the CPU's cache holds only those
-  std::unique_ptr<KvCache> cpu_kv_;
+  ModelConfig cpu_config_;  // c_ with first_ layers: the CPU's caches hold only those
   std::unique_ptr<Transformer> cpu_;
   std::unique_ptr<Device> dev_;
   std::unique_ptr<Ops> ops_;
   std::unique_ptr<Stream> stream_;  // passes of several tokens: recorded for each
-  // One-token passes (decode) record the same commands whatever the position (positions
-  // and angles are read from buffers): recorded once and replayed.
-  std::unique_ptr<Stream> decode_;
   std::vector<DeviceLayer> layers_;
   DeviceMatrix output_;
   Buffer output_norm_;
+  int ctx_;
   Ops::KvLayout kv_;
-  Buffer k_cache_, v_cache_;
-  // Activations, max_batch rows each.
+  // Activations, max_batch rows each, shared by the sequences (they run one at a time).
   Buffer x_, h_, q_, k_, v_, attn_, gate_up_, act_, tmp_;
   Buffer attn_part_;  // attention's splits
-  Buffer logits_;  // read back; rows grown on demand
-  int64_t logit_rows_ = 0;
   // Per pass, written by the host.
   Buffer x_in_, pos_;
   Angles global_, local_;
   std::vector<float> x_host_;
 };
 
-VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer, ThreadPool* pool)
-    : m_(m), c_(m.config), ctx_(ctx), max_batch_(max_batch), first_(first_layer), cpu_config_(m.config) {
+class VulkanSequence final : public SequenceForward {
+ public:
+  VulkanSequence(std::shared_ptr<VulkanModel> model, SequenceState state) : model_(std::move(model)), s_(std::move(state)) {}
+  int max_batch() const override { return model_->max_batch(); }
+  void forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) override {
+    model_->forward(s_, tokens, n, pos0, logits, all_logits);
+  }
+
+ private:
+  std::shared_ptr<VulkanModel> model_;  // declared first: outlives the buffers below
+  SequenceState s_;
+};
+
+VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer, ThreadPool* pool)
+    : m_(m), c_(m.config), max_batch_(max_batch), first_(first_layer), cpu_config_(m.config), ctx_(ctx) {
   if (c_.head_dim % 2 != 0 || c_.head_dim > 256)
     throw Error("vulkan: head size " + std::to_string(c_.head_dim) + " is not supported (even, at most 256)");
   if (first_ < 0 || first_ >= c_.n_layers || (first_ > 0 && pool == nullptr))
     throw Error("vulkan: no layer to run on the device (first " + std::to_string(first_) + " of " + std::to_string(c_.n_layers) + ")");
   if (first_ > 0) {
     cpu_config_.n_layers = first_;
-    cpu_kv_ = std::make_unique<KvCache>(cpu_config_, ctx, DType::F16);
     cpu_ = std::make_unique<Transformer>(m, max_batch, *pool);
   }
   dev_ = Device::open(device);
   ops_ = std::make_unique<Ops>(*dev_);
   stream_ = std::make_unique<Stream>(*dev_, "prefill");
-  decode_ = std::make_unique<Stream>(*dev_, "decode");
   layers_.resize(m.layers.size());  // [0, first_) stay empty
   for (size_t l = static_cast<size_t>(first_); l < m.layers.size(); ++l) {
     const LayerWeights& L = m.layers[l];
@@ -113,9 +131,6 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   const int device_layers = c_.n_layers - first_;
   if (uint64_t{kv_.row_words()} * static_cast<uint64_t>(ctx) * static_cast<uint64_t>(device_layers) > UINT32_MAX)
     throw Error("vulkan: a KV cache of " + std::to_string(ctx) + " positions is too large for the kernels (lower --ctx)");
-  const size_t cache_bytes = static_cast<size_t>(device_layers) * static_cast<size_t>(ctx) * kv_.row_words() * 4;
-  k_cache_ = dev_->alloc(cache_bytes, Memory::Device);
-  v_cache_ = dev_->alloc(cache_bytes, Memory::Device);
 
   const size_t B = static_cast<size_t>(max_batch), d = static_cast<size_t>(c_.d_model);
   const size_t qd = static_cast<size_t>(c_.n_heads) * static_cast<size_t>(c_.head_dim);
@@ -138,14 +153,14 @@ VulkanForward::VulkanForward(const LoadedModel& m, int ctx, int max_batch, int d
   x_host_.resize(B * d);
 }
 
-Buffer VulkanForward::floats(const std::vector<float>& v) {
+Buffer VulkanModel::floats(const std::vector<float>& v) {
   if (v.empty()) return {};
   Buffer b = dev_->alloc(v.size() * sizeof(float), Memory::Device);
   dev_->upload(b, v.data(), v.size() * sizeof(float));
   return b;
 }
 
-DeviceMatrix VulkanForward::matrix(const kernels::WeightView& w, const char* name, int layer,
+DeviceMatrix VulkanModel::matrix(const kernels::WeightView& w, const char* name, int layer,
                                    const kernels::WeightView* below) {
   try {
     return below != nullptr ? ops_->upload_stacked(w, *below) : ops_->upload(w);
@@ -154,7 +169,7 @@ DeviceMatrix VulkanForward::matrix(const kernels::WeightView& w, const char* nam
   }
 }
 
-void VulkanForward::fill_angles(Angles& a, int n, int pos0) {
+void VulkanModel::fill_angles(Angles& a, int n, int pos0) {
   const size_t half = a.inv_freq.size();
   auto* cs = static_cast<float*>(a.cos.mapped());
   auto* sn = static_cast<float*>(a.sin.mapped());
@@ -167,7 +182,7 @@ void VulkanForward::fill_angles(Angles& a, int n, int pos0) {
 }
 
 // x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
-void VulkanForward::attention_block(Stream& s, int l, int n) {
+void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   const DeviceLayer& L = layers_[static_cast<size_t>(l)];
   const int64_t d = c_.d_model, hd = c_.head_dim;
   const bool half_split = c_.rope_style == RopeStyle::HalfSplit;
@@ -185,18 +200,18 @@ void VulkanForward::attention_block(Stream& s, int l, int n) {
   }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
   ops_->rope(s, q_, a.cos, a.sin, n, c_.n_heads, hd, half_split);
-  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, k_cache_, v_cache_, kv_, l - first_, n, half_split);
+  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split);
   s.barrier();
   const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
-  ops_->attention(s, q_, k_cache_, v_cache_, pos_, attn_, attn_part_, kv_, l - first_, n, ap);
+  ops_->attention(s, q_, seq.k_cache, seq.v_cache, pos_, attn_, attn_part_, kv_, l - first_, n, ap);
   s.barrier();
   project_and_add(s, L.wo, attn_, bias(L.bo), L.post_attn_norm, n);
 }
 
 // x += [post-norm](W in (+ b)): accumulated into x by the matmul itself unless a norm
 // comes between.
-void VulkanForward::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b,
+void VulkanModel::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b,
                                     const Buffer& post_norm, int n) {
   const int64_t d = c_.d_model;
   if (post_norm.size() == 0) {
@@ -213,7 +228,7 @@ void VulkanForward::project_and_add(Stream& s, const DeviceMatrix& w, const Buff
 }
 
 // x += [post-norm](W_down · (act(W_gate h) * W_up h)), h = norm(x).
-void VulkanForward::ffn_block(Stream& s, int l, int n) {
+void VulkanModel::ffn_block(Stream& s, int l, int n) {
   const DeviceLayer& L = layers_[static_cast<size_t>(l)];
   const int64_t d = c_.d_model;
   ops_->rmsnorm(s, x_, L.ffn_norm, h_, n, d, c_.rms_eps);
@@ -231,12 +246,22 @@ void VulkanForward::ffn_block(Stream& s, int l, int n) {
   project_and_add(s, L.down, act_, nullptr, L.post_ffn_norm, n);
 }
 
-void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {
+std::unique_ptr<SequenceForward> VulkanModel::sequence() {
+  SequenceState seq;
+  const size_t cache_bytes = static_cast<size_t>(c_.n_layers - first_) * static_cast<size_t>(ctx_) * kv_.row_words() * 4;
+  seq.k_cache = dev_->alloc(cache_bytes, Memory::Device);
+  seq.v_cache = dev_->alloc(cache_bytes, Memory::Device);
+  if (first_ > 0) seq.cpu_kv = std::make_unique<KvCache>(cpu_config_, ctx_, DType::F16);
+  seq.decode = std::make_unique<Stream>(*dev_, "decode");
+  return std::make_unique<VulkanSequence>(shared_from_this(), std::move(seq));
+}
+
+void VulkanModel::forward(SequenceState& seq, const int32_t* tokens, int n, int pos0, float* logits, bool all_logits) {
   if (n <= 0 || n > max_batch_) throw Error("vulkan: " + std::to_string(n) + " tokens in one pass (1.." + std::to_string(max_batch_) + ")");
   if (pos0 < 0 || pos0 + n > ctx_) throw Error("vulkan: positions beyond the KV cache's " + std::to_string(ctx_));
   const int64_t d = c_.d_model, vocab = c_.vocab_size;
   if (cpu_ != nullptr) {
-    cpu_->forward_layers(tokens, n, pos0, *cpu_kv_, first_, x_host_.data());
+    cpu_->forward_layers(tokens, n, pos0, *seq.cpu_kv, first_, x_host_.data());
   } else {
     for (int t = 0; t < n; ++t) kernels::dequantize_row(m_.token_embd, tokens[t], &x_host_[static_cast<size_t>(t * d)]);
     if (c_.embed_scale != 1.0f)
@@ -249,39 +274,39 @@ void VulkanForward::forward(const int32_t* tokens, int n, int pos0, float* logit
   if (c_.sliding_window > 0) fill_angles(local_, n, pos0);
 
   const int64_t rows = all_logits ? n : 1;
-  if (rows > logit_rows_) {
-    logits_ = dev_->alloc(static_cast<size_t>(rows * vocab) * sizeof(float), Memory::Readback);
-    logit_rows_ = rows;
-    if (decode_->kept()) decode_->clear();  // it wrote into the old buffer
+  if (rows > seq.logit_rows) {
+    seq.logits = dev_->alloc(static_cast<size_t>(rows * vocab) * sizeof(float), Memory::Readback);
+    seq.logit_rows = rows;
+    if (seq.decode->kept()) seq.decode->clear();  // it wrote into the old buffer
   }
   const bool replayable = n == 1;
-  Stream& s = replayable ? *decode_ : *stream_;
+  Stream& s = replayable ? *seq.decode : *stream_;
   if (!(replayable && s.kept())) {
     s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
     s.barrier();
     for (int l = first_; l < c_.n_layers; ++l) {
-      attention_block(s, l, n);
+      attention_block(s, seq, l, n);
       ffn_block(s, l, n);
     }
     ops_->rmsnorm(s, x_, output_norm_, h_, rows, d, c_.rms_eps, all_logits ? 0 : n - 1);
     s.barrier();
-    ops_->matmul(s, output_, h_, logits_, rows);
+    ops_->matmul(s, output_, h_, seq.logits, rows);
     if (replayable) s.keep();
   }
   if (replayable)
     s.replay();
   else
     s.submit_and_wait();
-  dev_->download(logits_, logits, static_cast<size_t>(rows * vocab) * sizeof(float));
+  dev_->download(seq.logits, logits, static_cast<size_t>(rows * vocab) * sizeof(float));
   if (c_.final_softcap > 0)
     for (int64_t i = 0; i < rows * vocab; ++i) logits[i] = c_.final_softcap * std::tanh(logits[i] / c_.final_softcap);
 }
 
 }  // namespace
 
-std::unique_ptr<SequenceForward> make_vulkan_forward(const LoadedModel& m, int ctx, int max_batch, int device,
-                                                     int first_layer, ThreadPool* pool) {
-  return std::make_unique<VulkanForward>(m, ctx, max_batch, device, first_layer, pool);
+std::shared_ptr<DeviceModel> upload_model(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer,
+                                          ThreadPool* pool) {
+  return std::make_shared<VulkanModel>(m, ctx, max_batch, device, first_layer, pool);
 }
 
 }  // namespace minnow::vulkan

@@ -12,8 +12,8 @@ namespace minnow::vulkan {
 // On device `device` (see `minnow devices`): layers [first_layer, n_layers) and the output
 // head; the layers before first_layer run on the CPU's Transformer (with pool and an f16
 // KV cache of their own), and their hidden rows are uploaded. Throws Error naming what the
-// device or the model lacks.
-std::unique_ptr<SequenceForward> make_vulkan_forward(const LoadedModel& m, int ctx, int max_batch, int device,
-                                                     int first_layer = 0, ThreadPool* pool = nullptr);
+// device or the model lacks. Each sequence() has KV caches of ctx positions.
+std::shared_ptr<DeviceModel> upload_model(const LoadedModel& m, int ctx, int max_batch, int device, int first_layer = 0,
+                                          ThreadPool* pool = nullptr);
 
 }  // namespace minnow::vulkan

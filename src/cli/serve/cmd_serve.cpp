@@ -31,7 +31,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--host", s.host, "Address to bind (loopback by default; 0.0.0.0 exposes the server to the network)")
       ->capture_default_str();
   cmd->add_option("--port", s.port, "TCP port; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
-  cmd->add_option("--parallel", s.engine.parallel, "Slots: requests generated at once, batched into one forward pass")
+  cmd->add_option("--parallel", s.engine.parallel, "Slots: requests generated at once (on the CPU batched into one forward pass; a Vulkan device runs them in turn)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   cmd->add_option("--ctx", s.engine.ctx, "Context (KV cache) per slot in tokens, capped by the model's trained context")
@@ -46,14 +46,15 @@ void register_serve(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 512));
   cmd->callback([o] {
-    if (o->model.backend != "cpu")  // the batched engine drives the CPU's Transformer directly
-      throw std::runtime_error("serve: --backend " + o->model.backend + " is not in the server yet (run, chat, bench and "
-                               "perplexity have it); serve with --backend cpu");
+    const SessionOptions session = session_options(o->model);  // checks the flags before the model loads
     auto model = load_model_or_throw(o->model.model);
     server::ServerOptions s = o->server;
     s.engine.threads = o->model.threads;
-    s.engine.kv_type = session_options(o->model).kv_type;
+    s.engine.kv_type = session.kv_type;
     s.engine.int8_decode = o->model.int8_decode;
+    s.engine.backend = session.backend;
+    s.engine.device = session.device;
+    s.engine.gpu_layers = session.gpu_layers;
     server::serve(*model, model_id(o->model.model), s);
   });
 }
