@@ -35,6 +35,8 @@ std::unique_ptr<ModelSource> open_gguf_source(const std::string& path) {
     s.type_name = tr.name;
     s.n_elements = t.n_elements;
     s.n_bytes = t.n_bytes;
+    s.raw = t.data;
+    s.type = t.type;
     const uint64_t row_bytes = *dtype_bytes(t.type, static_cast<uint64_t>(t.dims[0]));
     const int64_t blocks = t.dims[0] / tr.block_size;
     const uint8_t* data = t.data;

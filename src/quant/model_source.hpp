@@ -19,6 +19,10 @@ struct SourceTensor {
   std::vector<int64_t> dims;   // dims[0] is the row length
   std::string type_name;       // the stored type, for the log
   uint64_t n_elements = 0, n_bytes = 0;
+  // The stored blocks, rows one after another (GGUF sources; null for others), in `type`:
+  // written as they are where the output's type holds them exactly (exact_convert.hpp).
+  const uint8_t* raw = nullptr;
+  DType type = DType::F32;
   // Writes row `row` (dims[0] floats) to out. Safe to call from several threads at once.
   std::function<void(int64_t row, float* out)> read_row;
   int64_t rows() const { return dims[0] ? static_cast<int64_t>(n_elements / static_cast<uint64_t>(dims[0])) : 0; }

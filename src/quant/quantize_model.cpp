@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "formats/gguf_writer.hpp"
+#include "quant/exact_convert.hpp"
 #include "quant/gptq.hpp"
 #include "quant/imatrix_match.hpp"
 #include "quant/quantize.hpp"
@@ -34,24 +35,34 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
   w.set_u32("general.quantization_version", 2);  // ggml's current layout of the quantized types
 
   std::vector<DType> types;
+  std::vector<bool> exact;  // written without loss from the stored blocks
   std::map<std::string, std::vector<const std::string*>> fallbacks;  // message -> tensors, for one line each
+  std::map<std::string, std::vector<const std::string*>> exacts;     // "Q4_K as Q5_K" -> tensors
   for (const SourceTensor& t : src.tensors) {
     const Choice c = plan.choose({t.name, t.dims, src.n_layers, src.tied_output});
     if (!c.fallback.empty()) fallbacks[c.fallback].push_back(&t.name);
     types.push_back(c.type);
+    exact.push_back(t.raw != nullptr && converts_exactly(t.type, c.type) && dtype_traits(c.type).block_size > 1);
+    if (exact.back()) exacts[t.type_name + (t.type == c.type ? std::string(" kept") : std::string(" as ") + dtype_name(c.type))].push_back(&t.name);
     w.add_tensor(t.name, t.dims, c.type);
     report.in_bytes += t.n_bytes;
     report.n_elements += t.n_elements;
     report.type_counts[dtype_name(c.type)]++;
   }
-  if (cb.note)
-    for (const auto& [message, names] : fallbacks)
-      cb.note(message + ": " + std::to_string(names.size()) + (names.size() == 1 ? " tensor (" : " tensors (") + *names[0] +
-              (names.size() > 1 ? ", ...)" : ")"));
+  const auto count = [](const std::vector<const std::string*>& names) {
+    return std::to_string(names.size()) + (names.size() == 1 ? " tensor (" : " tensors (") + *names[0] +
+           (names.size() > 1 ? ", ...)" : ")");
+  };
+  if (cb.note) {
+    for (const auto& [message, names] : fallbacks) cb.note(message + ": " + count(names));
+    for (const auto& [how, names] : exacts)
+      cb.note(how + ", every value unchanged" + (imatrix || gptq ? " (nothing to weigh)" : "") + ": " +
+              count(names));
+  }
   std::vector<std::vector<float>> importance(src.tensors.size());
   if (imatrix) {
     std::vector<std::string> missing;
-    const auto quantized = [&](size_t i) { return dtype_traits(types[i]).block_size > 1; };
+    const auto quantized = [&](size_t i) { return dtype_traits(types[i]).block_size > 1 && !exact[i]; };
     importance = match_imatrix(*imatrix, src, quantized, missing);
     if (cb.note && !missing.empty())
       cb.note("warning: the imatrix has no entry for " + std::to_string(missing.size()) + " quantized tensor" +
@@ -71,7 +82,7 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
     return it->second.get();
   };
   for (size_t ti = 0; ti < src.tensors.size(); ++ti)
-    if (const SecondMoments* m = moments_of(src.tensors[ti], types[ti])) uses[m]++;
+    if (const SecondMoments* m = moments_of(src.tensors[ti], types[ti]); m && !exact[ti]) uses[m]++;
   const auto gptq_factor_for = [&](const SourceTensor& t, DType type, int64_t n) -> const float* {
     const SecondMoments* m = moments_of(t, type);
     if (!m) return nullptr;
@@ -99,8 +110,10 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
     const DType type = types[ti];
     const float* imp = importance[ti].empty() ? nullptr : importance[ti].data();
     const int64_t row_len = t.dims[0], n_rows = t.rows();
-    const float* u = gptq_factor_for(t, type, row_len);
+    const float* u = exact[ti] ? nullptr : gptq_factor_for(t, type, row_len);
     const uint64_t row_bytes = *dtype_bytes(type, static_cast<uint64_t>(row_len));
+    const uint64_t src_row_bytes = exact[ti] ? *dtype_bytes(t.type, static_cast<uint64_t>(row_len)) : 0;
+    const int64_t src_blocks = row_len / dtype_traits(t.type).block_size;
     buffer.resize(w.tensor_bytes(ti));
     for (auto& r : rows) r.resize(static_cast<size_t>(row_len));
     const int64_t per_task = rows_per_task(row_len, n_rows, pool.size());
@@ -114,8 +127,10 @@ QuantizeReport quantize_model(const ModelSource& src, const Plan& plan, const st
       const int64_t end = std::min(n_rows, (task + 1) * per_task);
       for (int64_t r = task * per_task; r < end; ++r) {
         try {
-          t.read_row(r, row);
           uint8_t* dst = buffer.data() + static_cast<uint64_t>(r) * row_bytes;
+          if (exact[ti] && convert_exactly(t.type, type, t.raw + static_cast<uint64_t>(r) * src_row_bytes, dst, src_blocks))
+            continue;
+          t.read_row(r, row);
           if (u) quantize_row_gptq(type, row, row_len, dst, imp, u);
           else quantize_row(type, row, row_len, dst, imp);
         } catch (const std::exception& e) {

@@ -109,20 +109,26 @@ def test_metadata_is_copied(source, outputs):
         assert field(r, key) == field(source, key), key
 
 
+# Stored type -> the types that hold its values exactly (written without loss).
+EXACT = {"Q4_0": {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"}, "Q5_0": {"Q5_0", "Q5_1", "Q8_0"}, "Q4_1": {"Q4_1", "Q5_1"}, "Q4_K": {"Q4_K", "Q5_K"}}
+
+
 @pytest.mark.parametrize("qtype", SIMPLE)
 def test_simple_types_equal_gguf_reference(source, outputs, qtype):
     """The source's values (dequantized, as minnow reads them) quantized by gguf.quants give
-    exactly minnow's bytes."""
+    exactly minnow's bytes; where the type holds the stored values exactly (SmolLM2's Q4_1
+    matrices as Q4_1 or Q5_1), every value is the source's instead."""
     r = {t.name: t for t in reader(outputs[qtype]).tensors}
-    names = {"blk.0.attn_q.weight", "blk.7.ffn_down.weight", "blk.29.attn_v.weight"}
-    if qtype == "Q8_0":
-        names.add("token_embd.weight")  # was Q8_0 already: requantizing must give the same bytes
+    names = {"blk.0.attn_q.weight", "blk.7.ffn_down.weight", "blk.29.attn_v.weight", "token_embd.weight"}
     for s in source.tensors:
         if s.name not in names:
             continue
         x = gguf.quants.dequantize(s.data, s.tensor_type).astype(np.float32)
-        want = gguf.quants.quantize(x, QT[qtype])
         got = np.asarray(r[s.name].data)
+        if qtype in EXACT.get(s.tensor_type.name, ()) or s.tensor_type.name == qtype:
+            assert np.array_equal(gguf.quants.dequantize(got, QT[qtype]).astype(np.float32), x), s.name
+            continue
+        want = gguf.quants.quantize(x, QT[qtype])
         assert got.shape == want.shape, s.name
         assert np.array_equal(got, want), f"{s.name}: {np.count_nonzero(got != want)} bytes differ"
 
@@ -186,6 +192,20 @@ def test_overrides_fallbacks_and_summary(tmp_path):
     assert t["blk.3.ffn_down.weight"].tensor_type == QT.Q5_0  # rows of 128
     assert t["output.weight"].tensor_type == QT.Q8_0  # head at Q6_K unless --pure; Q6_K -> Q8_0
     assert t["token_embd.weight"].tensor_type == QT.Q5_0  # untied: not the head
+
+
+def test_exact_where_the_type_holds_the_source(tmp_path, source):
+    """SmolLM2's Q4_1 matrices as Q5_1 keep every value (Q5_1 is Q4_1 with a fifth bit) and
+    the log says so."""
+    out = tmp_path / "smol.Q5_1.gguf"
+    r = quantize(MODEL, out, "Q5_1")
+    assert "quantize: Q4_1 as Q5_1, every value unchanged: " in r.stderr, r.stderr
+    got = {t.name: t for t in gguf.GGUFReader(str(out)).tensors}
+    for s in source.tensors:
+        if s.tensor_type == QT.Q4_1:
+            assert got[s.name].tensor_type == QT.Q5_1, s.name
+            assert np.array_equal(gguf.quants.dequantize(got[s.name].data, QT.Q5_1),
+                                  gguf.quants.dequantize(s.data, QT.Q4_1)), s.name
 
 
 def test_help_teaches():
