@@ -529,7 +529,11 @@ def test_unknown_path(server, client):
 def test_serves_after_errors(server, client):
     before = metrics(server)
     raw(server, "POST", "/v1/chat/completions", b"{oops")
-    after = metrics(server)
+    # Counted once the response is written (httplib's logger): poll, the client may be first.
+    end = time.time() + 5
+    while (after := metrics(server))["minnow_request_errors_total"] == before["minnow_request_errors_total"] \
+            and time.time() < end:
+        time.sleep(0.02)
     assert after["minnow_request_errors_total"] > before["minnow_request_errors_total"]
     r = chat(client, "What is the capital of France?")
     assert "Paris" in r.choices[0].message.content
