@@ -32,13 +32,13 @@ function(minnow_add_vulkan_kernels target)
 # Each kernel: a name, its .comp file and the defines it is compiled with.
 set(MINNOW_VULKAN_KERNELS
   "rmsnorm rmsnorm.comp SUBGROUPS" "rmsnorm_nosg rmsnorm.comp" "add add.comp" "glu glu.comp" "rope rope.comp" "store_kv store_kv.comp"
-  "attention attention.comp SUBGROUPS" "attention_nosg attention.comp" "attention_merge attention_merge.comp")
+  "attention attention.comp SUBGROUPS" "attention_nosg attention.comp" "attention_merge attention_merge.comp" "attention_prefill attention_prefill.comp")
 foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${type} lower)
   list(APPEND MINNOW_VULKAN_KERNELS "matvec_${lower} matvec.comp TYPE_${type} SUBGROUPS"
     "matvec_${lower}_nosg matvec.comp TYPE_${type}" "matvec_glu_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU"
     "matvec_glu_${lower}_nosg matvec.comp TYPE_${type} GLU" "matmul_${lower} matmul.comp TYPE_${type}"
-    "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW")
+    "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW" "matmul_coop_${lower} matmul_coop.comp TYPE_${type}")
 endforeach()
 set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)
 set(gen_dir ${CMAKE_BINARY_DIR}/generated/vulkan)

@@ -26,6 +26,7 @@ std::string features(const vulkan::DeviceInfo& d) {
   add(d.storage8, "8-bit storage");
   add(d.integer_dot_product, "integer dot product");
   add(d.cooperative_matrix, "cooperative matrix");
+  add(d.nv_cooperative_matrix, "NV cooperative matrix (prompt matmuls on the tensor cores)");
   return f.empty() ? "none" : f;
 }
 #endif

@@ -78,6 +78,8 @@ void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, in
   const kernels::WeightView view{t, w.data(), rows, cols, row_bytes};
   DeviceMatrix m = ops.upload(view);
   Buffer xb = upload_floats(dev, x);
+  // The tensor cores multiply halves: weights and inputs each rounded to 11 bits.
+  const double tolerance = ops.coopmat() && n_tokens >= 4 ? 2e-3 : 2e-5;
   std::vector<float> y0(static_cast<size_t>(n_tokens * rows), 0.0f), bias(static_cast<size_t>(rows), 0.0f);
   if (fused) y0 = random_floats(y0.size(), rng), bias = random_floats(bias.size(), rng);
   Buffer yb = upload_floats(dev, y0), bb = upload_floats(dev, bias);
@@ -98,7 +100,7 @@ void check_matmul(Device& dev, Ops& ops, DType t, int64_t rows, int64_t cols, in
         mag += std::fabs(p);
       }
       const double got = y[static_cast<size_t>(tok * rows + r)];
-      if (!(std::fabs(got - ref) <= 2e-5 * mag + 1e-6) && bad++ < 5)
+      if (!(std::fabs(got - ref) <= tolerance * mag + 1e-6) && bad++ < 5)
         ADD_FAILURE() << "row " << r << " token " << tok << ": " << got << " vs " << ref << " (|terms| " << mag << ")";
     }
   }
@@ -110,6 +112,7 @@ constexpr DType kMatmulTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::
 TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
   NEED_DEVICE();
   Ops ops(*dev);
+  ops.use_coopmat(false);  // the FP32 tiles every device runs; the tensor cores' test follows
   std::mt19937 rng(7);
   for (DType t : kMatmulTypes) {
     const bool k = test_util::is_k_quant(t);
@@ -129,6 +132,22 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     ops.use_subgroups(false);
     for (int64_t cols : widths) check_matmul(*dev, ops, t, 67, cols, 2, rng, cols == widths.back());
     ops.use_subgroups(true);
+  }
+}
+
+TEST(VulkanKernels, MatmulOnTensorCores) {
+  NEED_DEVICE();
+  if (!dev->info().nv_cooperative_matrix) GTEST_SKIP() << dev->info().name << " has no NV cooperative matrices";
+  Ops ops(*dev);
+  ASSERT_TRUE(ops.coopmat());
+  std::mt19937 rng(11);
+  for (DType t : kMatmulTypes) {
+    const bool k = test_util::is_k_quant(t);
+    // An odd number of units (the last step half empty), tiles of 64 rows and tokens cut.
+    const std::vector<int64_t> widths = k ? std::vector<int64_t>{256, 2304} : std::vector<int64_t>{32, 96, 2080};
+    for (int64_t cols : widths)
+      for (int64_t rows : {1, 67, 130})
+        for (int64_t n_tokens : {4, 17, 64, 130}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng, rows == 67);
   }
 }
 
@@ -255,6 +274,9 @@ TEST(VulkanKernels, AddAndGluMatchScalar) {
 TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
   NEED_DEVICE();
   Ops ops(*dev);
+  // The check is relative to the result, which cancellation makes small next to its terms:
+  // the FP32 tiles here (MatmulOnTensorCores checks the halves relative to the terms).
+  ops.use_coopmat(false);
   std::mt19937 rng(17);
   for (DType t : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
     const int64_t ff = 37, cols = 512;
@@ -368,73 +390,99 @@ TEST(VulkanKernels, RopeAndKvStoreMatchScalar) {
 }
 
 // Attention over an f16 cache against softmax(q k / sqrt(hd)) v in double, with grouped
-// heads, a sliding window and soft-capping; caches long enough to split the positions.
+// heads, a sliding window and soft-capping, for queries at positions `pos`.
+struct AttentionCase {
+  int64_t n_heads, n_kv_heads, hd, positions;
+  int window;
+  float softcap;
+};
+
+void check_attention(Device& dev, Ops& ops, const AttentionCase& c, const std::vector<uint32_t>& pos, std::mt19937& rng) {
+  const int64_t n = static_cast<int64_t>(pos.size());
+  SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " + std::to_string(c.hd) +
+               " positions " + std::to_string(c.positions) + ", " + std::to_string(n) + " queries");
+  const int64_t kvd = c.n_kv_heads * c.hd, layers = 2, layer = 1;
+  const Ops::KvLayout kv{c.n_kv_heads, c.hd, c.positions + 3};
+  std::vector<uint16_t> kc(static_cast<size_t>(layers * kv.capacity * kvd)), vc(kc.size());
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (size_t i = 0; i < kc.size(); ++i) kc[i] = fp32_to_fp16(d(rng)), vc[i] = fp32_to_fp16(d(rng));
+  std::vector<float> q = random_floats(static_cast<size_t>(n * c.n_heads * c.hd), rng);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.hd));
+  std::vector<float> want(q.size());
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t h = 0; h < c.n_heads; ++h) {
+      const int64_t kvh = h / (c.n_heads / c.n_kv_heads), last = pos[static_cast<size_t>(t)];
+      const int64_t first = c.window > 0 ? std::max<int64_t>(0, last + 1 - c.window) : 0;
+      std::vector<double> sc;
+      double mx = -1e300;
+      for (int64_t j = first; j <= last; ++j) {
+        double dot = 0;
+        const size_t row = static_cast<size_t>((layer * kv.capacity + j) * kvd + kvh * c.hd);
+        for (int64_t i = 0; i < c.hd; ++i)
+          dot += static_cast<double>(q[static_cast<size_t>((t * c.n_heads + h) * c.hd + i)]) * fp16_to_fp32(kc[row + static_cast<size_t>(i)]);
+        double x = dot * scale;
+        if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+        sc.push_back(x);
+        mx = std::max(mx, x);
+      }
+      double sum = 0;
+      for (double& x : sc) sum += (x = std::exp(x - mx));
+      for (int64_t i = 0; i < c.hd; ++i) {
+        double o = 0;
+        for (int64_t j = first; j <= last; ++j)
+          o += sc[static_cast<size_t>(j - first)] *
+               fp16_to_fp32(vc[static_cast<size_t>((layer * kv.capacity + j) * kvd + kvh * c.hd + i)]);
+        want[static_cast<size_t>((t * c.n_heads + h) * c.hd + i)] = static_cast<float>(o / sum);
+      }
+    }
+  Buffer qb = upload_floats(dev, q), pb = upload_words(dev, pos);
+  Buffer kcb = dev.alloc(kc.size() * 2, Memory::Device), vcb = dev.alloc(vc.size() * 2, Memory::Device);
+  dev.upload(kcb, kc.data(), kc.size() * 2);
+  dev.upload(vcb, vc.data(), vc.size() * 2);
+  Buffer ob = dev.alloc(q.size() * 4, Memory::Readback);
+  Buffer part = dev.alloc(Ops::attention_part_floats(kv, c.n_heads, n) * 4, Memory::Device);
+  for (bool subgroups : {true, false}) {  // the reductions with and without subgroup operations
+    ops.use_subgroups(subgroups);
+    Stream s(dev);
+    ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
+    s.submit_and_wait();
+    expect_close(download_floats(dev, ob, q.size()), want, 2e-5f, subgroups ? "attention" : "attention without subgroups");
+  }
+  ops.use_subgroups(true);
+}
+
+// A few queries (decode, short prompts): positions split over workgroups for long caches.
 TEST(VulkanKernels, AttentionMatchesDirectSoftmax) {
   NEED_DEVICE();
   Ops ops(*dev);
   std::mt19937 rng(13);
-  struct Case {
-    int64_t n_heads, n_kv_heads, hd, positions;
-    int window;
-    float softcap;
-  };
-  for (const Case& c : {Case{1, 1, 64, 1, 0, 0.0f}, Case{9, 3, 64, 70, 0, 0.0f}, Case{4, 1, 256, 130, 0, 0.0f},
-                        Case{2, 2, 80, 200, 33, 0.0f}, Case{4, 2, 32, 65, 0, 5.0f},
-                        Case{2, 1, 64, 1000, 300, 0.0f}, Case{3, 3, 128, 1000, 0, 0.0f}}) {
-    SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " + std::to_string(c.hd) +
-                 " positions " + std::to_string(c.positions));
-    const int64_t kvd = c.n_kv_heads * c.hd, layers = 2, layer = 1;
-    const Ops::KvLayout kv{c.n_kv_heads, c.hd, c.positions + 3};
-    std::vector<uint16_t> kc(static_cast<size_t>(layers * kv.capacity * kvd)), vc(kc.size());
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    for (size_t i = 0; i < kc.size(); ++i) kc[i] = fp32_to_fp16(d(rng)), vc[i] = fp32_to_fp16(d(rng));
+  for (const AttentionCase& c :
+       {AttentionCase{1, 1, 64, 1, 0, 0.0f}, AttentionCase{9, 3, 64, 70, 0, 0.0f}, AttentionCase{4, 1, 256, 130, 0, 0.0f},
+        AttentionCase{2, 2, 80, 200, 33, 0.0f}, AttentionCase{4, 2, 32, 65, 0, 5.0f}, AttentionCase{2, 1, 64, 1000, 300, 0.0f},
+        AttentionCase{3, 3, 128, 1000, 0, 0.0f}}) {
     // Queries of the last positions and of position 0.
     std::vector<uint32_t> pos = {0, static_cast<uint32_t>(c.positions - 1)};
     if (c.positions > 2) pos.insert(pos.begin() + 1, static_cast<uint32_t>(c.positions / 2));
-    const int64_t n = static_cast<int64_t>(pos.size());
-    std::vector<float> q = random_floats(static_cast<size_t>(n * c.n_heads * c.hd), rng);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.hd));
-    std::vector<float> want(q.size());
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t h = 0; h < c.n_heads; ++h) {
-        const int64_t kvh = h / (c.n_heads / c.n_kv_heads), last = pos[static_cast<size_t>(t)];
-        const int64_t first = c.window > 0 ? std::max<int64_t>(0, last + 1 - c.window) : 0;
-        std::vector<double> sc;
-        double mx = -1e300;
-        for (int64_t j = first; j <= last; ++j) {
-          double dot = 0;
-          const size_t row = static_cast<size_t>((layer * kv.capacity + j) * kvd + kvh * c.hd);
-          for (int64_t i = 0; i < c.hd; ++i)
-            dot += static_cast<double>(q[static_cast<size_t>((t * c.n_heads + h) * c.hd + i)]) * fp16_to_fp32(kc[row + static_cast<size_t>(i)]);
-          double x = dot * scale;
-          if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
-          sc.push_back(x);
-          mx = std::max(mx, x);
-        }
-        double sum = 0;
-        for (double& x : sc) sum += (x = std::exp(x - mx));
-        for (int64_t i = 0; i < c.hd; ++i) {
-          double o = 0;
-          for (int64_t j = first; j <= last; ++j)
-            o += sc[static_cast<size_t>(j - first)] *
-                 fp16_to_fp32(vc[static_cast<size_t>((layer * kv.capacity + j) * kvd + kvh * c.hd + i)]);
-          want[static_cast<size_t>((t * c.n_heads + h) * c.hd + i)] = static_cast<float>(o / sum);
-        }
-      }
-    Buffer qb = upload_floats(*dev, q), pb = upload_words(*dev, pos);
-    Buffer kcb = dev->alloc(kc.size() * 2, Memory::Device), vcb = dev->alloc(vc.size() * 2, Memory::Device);
-    dev->upload(kcb, kc.data(), kc.size() * 2);
-    dev->upload(vcb, vc.data(), vc.size() * 2);
-    Buffer ob = dev->alloc(q.size() * 4, Memory::Readback);
-    Buffer part = dev->alloc(Ops::attention_part_floats(kv, c.n_heads, n) * 4, Memory::Device);
-    for (bool subgroups : {true, false}) {  // the reductions with and without subgroup operations
-      ops.use_subgroups(subgroups);
-      Stream s(*dev);
-      ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
-      s.submit_and_wait();
-      expect_close(download_floats(*dev, ob, q.size()), want, 2e-5f, subgroups ? "attention" : "attention without subgroups");
-    }
-    ops.use_subgroups(true);
+    check_attention(*dev, ops, c, pos, rng);
+  }
+}
+
+// A prompt's many consecutive queries (attention_prefill.comp: 16 queries a workgroup),
+// token counts that are not a multiple of 16, after earlier positions or from position 0.
+TEST(VulkanKernels, PromptAttentionMatchesDirectSoftmax) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(14);
+  struct Prompt {
+    AttentionCase c;
+    int64_t n_tokens;
+  };
+  for (const Prompt& pr : {Prompt{{9, 3, 64, 100, 0, 0.0f}, 70}, Prompt{{4, 1, 256, 200, 0, 0.0f}, 200},
+                           Prompt{{2, 2, 80, 300, 33, 0.0f}, 300}, Prompt{{4, 2, 32, 170, 0, 5.0f}, 150},
+                           Prompt{{1, 1, 64, 600, 0, 0.0f}, 517}, Prompt{{2, 1, 128, 700, 100, 0.0f}, 301}}) {
+    std::vector<uint32_t> pos;
+    for (int64_t t = pr.c.positions - pr.n_tokens; t < pr.c.positions; ++t) pos.push_back(static_cast<uint32_t>(t));
+    check_attention(*dev, ops, pr.c, pos, rng);
   }
 }
 

@@ -77,7 +77,27 @@ bool has_extension(const InstanceApi& ia, VkPhysicalDevice pd, const char* name)
   return false;
 }
 
-DeviceInfo describe(const InstanceApi& ia, VkPhysicalDevice pd, int index) {
+// Whether the driver lists 16 x 16 x 16 f16 x f16 + f32 -> f32 subgroup products
+// (VK_NV_cooperative_matrix).
+bool nv_coopmat_f16(VkInstance instance, VkPhysicalDevice pd) {
+  auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      global_api().vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (list == nullptr) return false;
+  uint32_t n = 0;
+  if (list(pd, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (list(pd, &n, props.data()) != VK_SUCCESS) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const VkCooperativeMatrixPropertiesNV& c = props[i];
+    if (c.MSize == 16 && c.NSize == 16 && c.KSize == 16 && c.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        c.BType == VK_COMPONENT_TYPE_FLOAT16_NV && c.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        c.DType == VK_COMPONENT_TYPE_FLOAT32_NV && c.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  }
+  return false;
+}
+
+DeviceInfo describe(VkInstance instance, const InstanceApi& ia, VkPhysicalDevice pd, int index) {
   DeviceInfo info;
   info.index = index;
   VkPhysicalDeviceProperties props{};
@@ -104,9 +124,12 @@ DeviceInfo describe(const InstanceApi& ia, VkPhysicalDevice pd, int index) {
 
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  const bool has_nvcm = has_extension(ia, pd, "VK_NV_cooperative_matrix");
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &s16;
   if (v12) s16.pNext = &f12;
+  if (v12 && has_nvcm) f12.pNext = &nvcm;
   ia.vkGetPhysicalDeviceFeatures2(pd, &feats);
   info.storage16 = s16.storageBuffer16BitAccess;
   info.fp16 = v12 && f12.shaderFloat16;
@@ -114,6 +137,8 @@ DeviceInfo describe(const InstanceApi& ia, VkPhysicalDevice pd, int index) {
   info.storage8 = v12 && f12.storageBuffer8BitAccess;
   info.integer_dot_product = props.apiVersion >= VK_API_VERSION_1_3 || has_extension(ia, pd, "VK_KHR_shader_integer_dot_product");
   info.cooperative_matrix = has_extension(ia, pd, "VK_KHR_cooperative_matrix");
+  info.nv_cooperative_matrix = has_nvcm && nvcm.cooperativeMatrix && info.fp16 && info.subgroup_size == 32 &&
+                               nv_coopmat_f16(instance, pd);
 
   VkPhysicalDeviceMemoryProperties mem{};
   ia.vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -129,7 +154,7 @@ std::vector<DeviceInfo> list_devices() {
   Instance inst;
   std::vector<DeviceInfo> out;
   int i = 0;
-  for (VkPhysicalDevice pd : inst.physical_devices()) out.push_back(describe(inst.api, pd, i++));
+  for (VkPhysicalDevice pd : inst.physical_devices()) out.push_back(describe(inst.handle, inst.api, pd, i++));
   return out;
 }
 
@@ -142,7 +167,7 @@ std::unique_ptr<Device> Device::open(int index) {
                 ": see `minnow devices`)");
   std::unique_ptr<Device> d(new Device());
   d->physical_ = devs[static_cast<size_t>(index)];
-  d->info_ = describe(inst.api, d->physical_, index);
+  d->info_ = describe(inst.handle, inst.api, d->physical_, index);
   d->iapi_ = inst.api;
   d->instance_ = inst.release();
 
@@ -170,7 +195,19 @@ std::unique_ptr<Device> Device::open(int index) {
   s16.storageBuffer16BitAccess = d->info_.storage16;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &s16;
+  // The tensor-core matmul: halves in shaders and the NV cooperative matrices.
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  const char* nvcm_extension = "VK_NV_cooperative_matrix";
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  if (d->info_.nv_cooperative_matrix) {
+    f12.shaderFloat16 = VK_TRUE;
+    nvcm.cooperativeMatrix = VK_TRUE;
+    s16.pNext = &f12;
+    f12.pNext = &nvcm;
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = &nvcm_extension;
+  }
   dci.pNext = &feats;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;

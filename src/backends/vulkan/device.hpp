@@ -29,6 +29,9 @@ struct DeviceInfo {
   bool storage16 = false, storage8 = false;
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix
+  // VK_NV_cooperative_matrix with 16 x 16 x 16 products of halves summed in floats on 32-lane
+  // subgroups (the tensor cores of NVIDIA GPUs): what matmul_coop.comp needs.
+  bool nv_cooperative_matrix = false;
 };
 
 // Every device of the system's Vulkan drivers. Throws Error (one line) when there is no

@@ -1,6 +1,7 @@
 #include "backends/vulkan/ops.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -55,6 +56,11 @@ uint32_t to_u32(int64_t v, const char* what) {
 
 bool matmul_supported(DType t) { return kernel_type(t) != nullptr; }
 
+Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), coopmat_(false) {
+  const char* env = std::getenv("MINNOW_VULKAN_COOPMAT");
+  use_coopmat(env == nullptr || std::strcmp(env, "0") != 0);
+}
+
 const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) {
   auto it = kernels_.find(name);
   if (it != kernels_.end()) return *it->second;
@@ -94,6 +100,10 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
     product(s, std::string("matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y, n_tokens, 2, 1, bias, flags);
+    return;
+  }
+  if (coopmat_) {  // 64 rows x 64 tokens on the tensor cores
+    product(s, std::string("matmul_coop_") + kernel_type(w.type), w, x, y, n_tokens, 64, 64, bias, flags);
     return;
   }
   // Tiles of 64 rows x 32 tokens, or x 16 where that gives too few workgroups to fill a
@@ -190,6 +200,8 @@ namespace {
 
 // Workgroups attention aims for: a few per compute unit of a large GPU.
 constexpr int64_t kAttentionGroups = 512;
+// Queries a workgroup of attention_prefill.comp takes (its kQueries).
+constexpr int64_t kPromptQueries = 16;
 
 // Splits of the positions for n_tokens x n_heads queries over spans of up to `span`
 // positions: enough for kAttentionGroups workgroups, at most one per 32-position tile (the
@@ -225,6 +237,16 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   } push{to_u32(a.n_heads, "head count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
          kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits)};
   const uint32_t heads = to_u32(a.n_heads, "head count"), tokens = static_cast<uint32_t>(n_tokens);
+  if (splits == 1 && n_tokens >= kPromptQueries) {  // 16 queries a workgroup share each tile of the cache
+    struct {
+      uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
+      float scale, softcap;
+      uint32_t window, n_tokens;
+    } prompt{push.n_heads, push.n_kv_heads, push.hd, push.layer_words, push.row_words, push.scale, push.softcap, push.window, tokens};
+    s.dispatch(kernel("attention_prefill", 5, sizeof prompt), {&q, &k_cache, &v_cache, &pos, &out}, &prompt, heads,
+               static_cast<uint32_t>((n_tokens + kPromptQueries - 1) / kPromptQueries));
+    return;
+  }
   s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 6, sizeof push), {&q, &k_cache, &v_cache, &pos, &out, &part},
              &push, heads, tokens, static_cast<uint32_t>(splits));
   if (splits == 1) return;

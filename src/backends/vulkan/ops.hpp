@@ -26,7 +26,7 @@ bool matmul_supported(DType t);
 
 class Ops {
  public:
-  explicit Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic) {}
+  explicit Ops(Device& dev);
   Device& device() { return dev_; }
   // Kernels with subgroup additions where the device has them; off: the shared-memory
   // versions every device runs (tests check both).
@@ -35,6 +35,10 @@ class Ops {
   // (x 16 tokens); tests set 0 to check the wide kernel on small matrices.
   void narrow_tiles_below(int64_t tiles) { wide_tiles_min_ = tiles; }
   static constexpr int64_t kWideTilesMin = 1024;  // the default
+  // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
+  // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
+  void use_coopmat(bool on) { coopmat_ = on && dev_.info().nv_cooperative_matrix; }
+  bool coopmat() const { return coopmat_; }
 
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
@@ -98,7 +102,7 @@ class Ops {
                int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags);
 
   Device& dev_;
-  bool subgroups_;
+  bool subgroups_, coopmat_;
   int64_t wide_tiles_min_ = kWideTilesMin;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
