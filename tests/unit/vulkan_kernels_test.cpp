@@ -166,6 +166,53 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
       ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
 }
 
+// An RMSNorm folded into the matrix-vector kernels (decode) against the norm's own kernel
+// followed by the product (each checked against the CPU above and below).
+TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(21);
+  for (DType t : {DType::F16, DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
+    for (int64_t cols : {256, 2304})
+      for (int64_t n_tokens : {1, 3})
+        for (bool subgroups : {true, false}) {
+          SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(cols) + " columns, " + std::to_string(n_tokens) +
+                       " tokens" + (subgroups ? "" : ", no subgroups"));
+          ops.use_subgroups(subgroups);
+          const int64_t rows = 67, ff = 37;
+          const DTypeTraits& tr = dtype_traits(t);
+          const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
+          std::vector<uint8_t> w = random_rows(t, rows, cols, rng), g = random_rows(t, ff, cols, rng), u = random_rows(t, ff, cols, rng);
+          DeviceMatrix m = ops.upload({t, w.data(), rows, cols, row_bytes});
+          DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
+          std::vector<float> gain = random_floats(static_cast<size_t>(cols), rng);
+          const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 3.0f);
+          Buffer xb = upload_floats(*dev, x), gb = upload_floats(*dev, gain), hb = dev->alloc(x.size() * 4, Memory::Device);
+          Buffer y_fold = dev->alloc(static_cast<size_t>(n_tokens * rows) * 4, Memory::Device), y_ref = dev->alloc(y_fold.size(), Memory::Device);
+          Buffer a_fold = dev->alloc(static_cast<size_t>(n_tokens * ff) * 4, Memory::Device), a_ref = dev->alloc(a_fold.size(), Memory::Device);
+          Buffer scratch = dev->alloc(a_fold.size() * 2, Memory::Device);
+          const Ops::InputNorm norm{&gb, 1e-5f};
+          Stream s(*dev);
+          ops.matmul(s, m, xb, y_fold, n_tokens, nullptr, false, &norm);
+          ops.glu_matmul(s, gu, xb, a_fold, scratch, n_tokens, false, &norm);
+          ops.rmsnorm(s, xb, gb, hb, n_tokens, cols, 1e-5f);
+          s.barrier();
+          ops.matmul(s, m, hb, y_ref, n_tokens);
+          ops.glu_matmul(s, gu, hb, a_ref, scratch, n_tokens, false);
+          s.submit_and_wait();
+          expect_close(download_floats(*dev, y_fold, static_cast<size_t>(n_tokens * rows)),
+                       download_floats(*dev, y_ref, static_cast<size_t>(n_tokens * rows)), 1e-3f, "matvec with the norm");
+          expect_close(download_floats(*dev, a_fold, static_cast<size_t>(n_tokens * ff)),
+                       download_floats(*dev, a_ref, static_cast<size_t>(n_tokens * ff)), 1e-3f, "GLU matvec with the norm");
+        }
+  Buffer g = dev->alloc(64, Memory::Device), x = dev->alloc(4096, Memory::Device), y = dev->alloc(4096, Memory::Device);
+  std::vector<uint8_t> w = random_rows(DType::Q8_0, 2, 32, rng);
+  DeviceMatrix m = ops.upload({DType::Q8_0, w.data(), 2, 32, 34});
+  const Ops::InputNorm norm{&g, 1e-5f};
+  Stream s(*dev);
+  EXPECT_THROW(ops.matmul(s, m, x, y, 8, nullptr, false, &norm), Error);  // the tiled kernels do not fold it
+}
+
 TEST(VulkanKernels, RmsNormMatchesScalar) {
   NEED_DEVICE();
   Ops ops(*dev);

@@ -56,6 +56,16 @@ class VulkanModel final : public DeviceModel, public std::enable_shared_from_thi
   void attention_block(Stream& s, SequenceState& seq, int l, int n);
   void ffn_block(Stream& s, int l, int n);
   void project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b, const Buffer& post_norm, int n);
+  // The input of the products after an RMSNorm of x's rows (x_row0 on): x itself with the
+  // norm folded into the matrix-vector kernels (a few tokens: one dispatch less), else
+  // h = norm(x) written first (prompts).
+  struct NormedInput {
+    const Buffer* x;
+    Ops::InputNorm fold;
+    bool folded;
+    const Ops::InputNorm* norm() const { return folded ? &fold : nullptr; }
+  };
+  NormedInput normed(Stream& s, const Buffer& gain, int rows, int x_row0 = 0);
 
   const LoadedModel& m_;
   const ModelConfig& c_;
@@ -181,17 +191,23 @@ void VulkanModel::fill_angles(Angles& a, int n, int pos0) {
     }
 }
 
+VulkanModel::NormedInput VulkanModel::normed(Stream& s, const Buffer& gain, int rows, int x_row0) {
+  if (x_row0 == 0 && Ops::folds_norm(rows)) return {&x_, {&gain, c_.rms_eps}, true};
+  ops_->rmsnorm(s, x_, gain, h_, rows, c_.d_model, c_.rms_eps, x_row0);
+  s.barrier();
+  return {&h_, {}, false};
+}
+
 // x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
 void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   const DeviceLayer& L = layers_[static_cast<size_t>(l)];
-  const int64_t d = c_.d_model, hd = c_.head_dim;
+  const int64_t hd = c_.head_dim;
   const bool half_split = c_.rope_style == RopeStyle::HalfSplit;
-  ops_->rmsnorm(s, x_, L.attn_norm, h_, n, d, c_.rms_eps);
-  s.barrier();
+  const NormedInput h = normed(s, L.attn_norm, n);
   auto bias = [](const Buffer& b) { return b.size() != 0 ? &b : nullptr; };
-  ops_->matmul(s, L.wq, h_, q_, n, bias(L.bq));
-  ops_->matmul(s, L.wk, h_, k_, n, bias(L.bk));
-  ops_->matmul(s, L.wv, h_, v_, n, bias(L.bv));
+  ops_->matmul(s, L.wq, *h.x, q_, n, bias(L.bq), false, h.norm());
+  ops_->matmul(s, L.wk, *h.x, k_, n, bias(L.bk), false, h.norm());
+  ops_->matmul(s, L.wv, *h.x, v_, n, bias(L.bv), false, h.norm());
   s.barrier();
   if (L.q_norm.size() != 0 || L.k_norm.size() != 0) {
     if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
@@ -230,15 +246,13 @@ void VulkanModel::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer
 // x += [post-norm](W_down · (act(W_gate h) * W_up h)), h = norm(x).
 void VulkanModel::ffn_block(Stream& s, int l, int n) {
   const DeviceLayer& L = layers_[static_cast<size_t>(l)];
-  const int64_t d = c_.d_model;
-  ops_->rmsnorm(s, x_, L.ffn_norm, h_, n, d, c_.rms_eps);
-  s.barrier();
+  const NormedInput h = normed(s, L.ffn_norm, n);
   const bool gelu = c_.activation == Activation::GeluTanh;
   if (L.gate_up.rows != 0) {
-    ops_->glu_matmul(s, L.gate_up, h_, act_, gate_up_, n, gelu);
+    ops_->glu_matmul(s, L.gate_up, *h.x, act_, gate_up_, n, gelu, h.norm());
   } else {
-    ops_->matmul(s, L.gate, h_, gate_up_, n);
-    ops_->matmul(s, L.up, h_, act_, n);
+    ops_->matmul(s, L.gate, *h.x, gate_up_, n, nullptr, false, h.norm());
+    ops_->matmul(s, L.up, *h.x, act_, n, nullptr, false, h.norm());
     s.barrier();
     ops_->glu(s, gate_up_, act_, act_, n, c_.d_ff, c_.d_ff, 0, gelu);
   }
@@ -288,9 +302,8 @@ void VulkanModel::forward(SequenceState& seq, const int32_t* tokens, int n, int 
       attention_block(s, seq, l, n);
       ffn_block(s, l, n);
     }
-    ops_->rmsnorm(s, x_, output_norm_, h_, rows, d, c_.rms_eps, all_logits ? 0 : n - 1);
-    s.barrier();
-    ops_->matmul(s, output_, h_, seq.logits, rows);
+    const NormedInput h = normed(s, output_norm_, static_cast<int>(rows), all_logits ? 0 : n - 1);
+    ops_->matmul(s, output_, *h.x, seq.logits, rows, nullptr, false, h.norm());
     if (replayable) s.keep();
   }
   if (replayable)

@@ -31,10 +31,7 @@ const char* kernel_type(DType t) {
 }
 
 // The matrix kernels' push-constant flags (matvec.comp, matmul.comp).
-constexpr uint32_t kAddBias = 1, kAccumulate = 2, kGelu = 4;
-
-// From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
-constexpr int64_t kTiledMinTokens = 4;
+constexpr uint32_t kAddBias = 1, kAccumulate = 2, kGelu = 4, kNorm = 8;
 
 // Workgroups for n items, one each: x up to 65535 (the smallest limit Vulkan allows), then y.
 void groups_for(int64_t n, uint32_t& gx, uint32_t& gy) {
@@ -94,14 +91,16 @@ DeviceMatrix Ops::upload_stacked(const kernels::WeightView& a, const kernels::We
 }
 
 void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias,
-                 bool accumulate) {
+                 bool accumulate, const InputNorm* norm) {
   if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
   if (y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float)) throw Error("vulkan: matmul output smaller than the shapes");
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
-    product(s, std::string("matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y, n_tokens, 2, 1, bias, flags);
+    product(s, std::string("matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y, n_tokens, 2, 1, bias, flags,
+            norm);
     return;
   }
+  if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
   if (coopmat_) {  // 64 rows x 64 tokens on the tensor cores
     product(s, std::string("matmul_coop_") + kernel_type(w.type), w, x, y, n_tokens, 64, 64, bias, flags);
     return;
@@ -114,15 +113,15 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
 }
 
 void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch,
-                     int64_t n_tokens, bool gelu) {
+                     int64_t n_tokens, bool gelu, const InputNorm* norm) {
   const int64_t ff = gate_up.rows / 2;
   if (out.size() < static_cast<size_t>(n_tokens * ff) * sizeof(float)) throw Error("vulkan: GLU output smaller than the shapes");
   if (n_tokens < kTiledMinTokens) {
     const std::string name = std::string("matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
-    product(s, name, gate_up, x, out, n_tokens, 2 * 2, 1, nullptr, gelu ? kGelu : 0u);  // 2 rows of each matrix
+    product(s, name, gate_up, x, out, n_tokens, 2 * 2, 1, nullptr, gelu ? kGelu : 0u, norm);  // 2 rows of each matrix
     return;
   }
-  matmul(s, gate_up, x, scratch, n_tokens);
+  matmul(s, gate_up, x, scratch, n_tokens, nullptr, false, norm);
   s.barrier();
   glu(s, scratch, scratch, out, n_tokens, ff, 2 * ff, ff, gelu);
 }
@@ -130,18 +129,23 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
 // The matrix kernels' dispatch: `rows_per_group` of w's rows and `tokens_per_group` tokens
 // a workgroup.
 void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens,
-                  int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags) {
+                  int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
+                  const InputNorm* norm) {
+  if (norm != nullptr && norm->gain->size() < static_cast<size_t>(w.cols) * sizeof(float))
+    throw Error("vulkan: a norm's gain shorter than the columns");
   struct {
     uint32_t rows, cols, row_u16, n_tokens, flags;
+    float eps;
   } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
-         to_u32(n_tokens, "token count"), flags};
+         to_u32(n_tokens, "token count"), flags | (norm != nullptr ? kNorm : 0u), norm != nullptr ? norm->eps : 0.0f};
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
   if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float)) throw Error("vulkan: matmul input smaller than the shapes");
   uint32_t gx, gy;
   groups_for((w.rows + rows_per_group - 1) / rows_per_group, gx, gy);
   const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
-  // Without a bias the binding still needs a buffer: the weights (never read).
-  s.dispatch(kernel(name.c_str(), 4, sizeof push), {&w.data, &x, &y, bias != nullptr ? bias : &w.data}, &push, gx, gy, gz);
+  // Without a bias or a norm the binding still needs a buffer: the weights (never read).
+  s.dispatch(kernel(name.c_str(), 5, sizeof push),
+             {&w.data, &x, &y, bias != nullptr ? bias : &w.data, norm != nullptr ? norm->gain : &w.data}, &push, gx, gy, gz);
 }
 
 void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,

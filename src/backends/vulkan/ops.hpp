@@ -43,10 +43,18 @@ class Ops {
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
 
+  // An RMSNorm of the input rows folded into the product that reads them: x / rms(x) * gain.
+  // Only for folds_norm(n_tokens) (the matrix-vector kernels, which read whole rows).
+  struct InputNorm {
+    const Buffer* gain;
+    float eps;
+  };
+  static bool folds_norm(int64_t n_tokens) { return n_tokens < kTiledMinTokens; }
+
   // y[t * w.rows + r] = W[r] . x[t * w.cols ..] (+ bias[r]) for t < n_tokens; with
-  // accumulate, y[..] += that (a residual added in the same pass).
+  // accumulate, y[..] += that (a residual added in the same pass); with norm, x normalized.
   void matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias = nullptr,
-              bool accumulate = false);
+              bool accumulate = false, const InputNorm* norm = nullptr);
   // rows rows of d values: y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * gain.
   void rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,
                int64_t x_row0 = 0);
@@ -66,7 +74,7 @@ class Ops {
   // (2 ff rows): one pass for a few tokens, else a matmul into scratch (n_tokens x 2 ff
   // floats) and glu.
   void glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch, int64_t n_tokens,
-                  bool gelu);
+                  bool gelu, const InputNorm* norm = nullptr);
   // RoPE in place over n_tokens x n_heads heads of hd values with token t's angles at row t
   // of cos / sin (hd / 2 each).
   void rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,
@@ -99,7 +107,10 @@ class Ops {
  private:
   const Kernel& kernel(const char* name, int n_buffers, uint32_t push_bytes);
   void product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens,
-               int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags);
+               int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
+               const InputNorm* norm = nullptr);
+  // From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
+  static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
   bool subgroups_, coopmat_;

@@ -5,7 +5,8 @@
 // workgroup: subgroup additions where the device has them (SUBGROUPS), else shared memory.
 // With GLU, W is the gate matrix stacked on the up matrix (rows = 2 ff) and the workgroup
 // takes rows r of both: y[t * ff + r] = act(gate . x) * (up . x), the FFN's first half in
-// one pass.
+// one pass. With kNorm, the input rows are RMS-normalized on the way (x / rms(x) * gain, the
+// block's norm folded in: each workgroup sums the squares of the whole row it reads anyway).
 #extension GL_GOOGLE_include_directive : require
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
@@ -18,13 +19,15 @@ layout(binding = 0, std430) readonly buffer Weights4 { uvec4 w4[]; };  // the sa
 layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
 layout(binding = 2, std430) buffer Output { float y[]; };
 layout(binding = 3, std430) readonly buffer Bias { float bias[]; };
+layout(binding = 4, std430) readonly buffer Gain { vec4 gain4[]; };
 layout(push_constant) uniform Push {
   uint rows, cols;
   uint row_u16;  // a row's size in 16-bit words
   uint n_tokens;
-  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu
+  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu; kNorm
+  float eps;   // kNorm's
 } p;
-const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u;
+const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u, kNorm = 8u;
 
 void store(uint t, uint r, float v) {
   if ((p.flags & kAddBias) != 0u) v += bias[r];
@@ -45,18 +48,25 @@ const uint kRows = 2u;
 uint row_of(uint r0, uint i) { return r0 + i; }
 bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
 #endif
-shared float partial[kRows][kThreads];
+// The rows' sums, then the input's sum of squares (kNorm).
+shared float partial[kRows + 1u][kThreads];
 
 void main() {
   // Row groups beyond the 65535 of one dimension continue in y.
   const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
   const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * 2u;
-  float acc[kRows];
-  for (uint i = 0u; i < kRows; ++i) acc[i] = 0.0;
+  float acc[kRows + 1u];
+  for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
+  const bool norm = (p.flags & kNorm) != 0u;
   for (uint u = lid; u < units; u += kThreads) {
     vec4 xv[8];  // the unit's inputs, read once for all rows
     for (uint k = 0u; k < 8u; ++k) xv[k] = x4[xt + u * 8u + k];
+    if (norm)
+      for (uint k = 0u; k < 8u; ++k) {
+        acc[kRows] += dot(xv[k], xv[k]);
+        xv[k] *= gain4[u * 8u + k];
+      }
     for (uint i = 0u; i < kRows; ++i) {
       if (!row_in(r0, i)) continue;
       vec4 v[8];
@@ -67,31 +77,32 @@ void main() {
     }
   }
 #if defined(SUBGROUPS)
-  for (uint i = 0u; i < kRows; ++i) {
+  for (uint i = 0u; i <= kRows; ++i) {
     const float s = subgroupAdd(acc[i]);
     if (subgroupElect()) partial[i][gl_SubgroupID] = s;
   }
   barrier();
-  if (lid < kRows) {
+  if (lid <= kRows) {
     float s = 0.0;
     for (uint g = 0u; g < gl_NumSubgroups; ++g) s += partial[lid][g];
     partial[lid][0] = s;
   }
   barrier();
 #else
-  for (uint i = 0u; i < kRows; ++i) partial[i][lid] = acc[i];
+  for (uint i = 0u; i <= kRows; ++i) partial[i][lid] = acc[i];
   barrier();
   for (uint s = kThreads / 2u; s > 0u; s >>= 1) {
     if (lid < s)
-      for (uint i = 0u; i < kRows; ++i) partial[i][lid] += partial[i][lid + s];
+      for (uint i = 0u; i <= kRows; ++i) partial[i][lid] += partial[i][lid + s];
     barrier();
   }
 #endif
+  const float scale = norm ? inversesqrt(partial[kRows][0] / float(p.cols) + p.eps) : 1.0;
 #if defined(GLU)
   const uint ff = p.rows / 2u;
   if (lid < 2u && r0 + lid < ff)
-    y[t * ff + r0 + lid] = activation(partial[lid][0], (p.flags & kGelu) != 0u) * partial[lid + 2u][0];
+    y[t * ff + r0 + lid] = activation(partial[lid][0] * scale, (p.flags & kGelu) != 0u) * (partial[lid + 2u][0] * scale);
 #else
-  if (lid < kRows && r0 + lid < p.rows) store(t, r0 + lid, partial[lid][0]);
+  if (lid < kRows && r0 + lid < p.rows) store(t, r0 + lid, partial[lid][0] * scale);
 #endif
 }
