@@ -37,7 +37,9 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${type} lower)
   list(APPEND MINNOW_VULKAN_KERNELS "matvec_${lower} matvec.comp TYPE_${type} SUBGROUPS"
     "matvec_${lower}_nosg matvec.comp TYPE_${type}" "matvec_glu_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU"
-    "matvec_glu_${lower}_nosg matvec.comp TYPE_${type} GLU" "matmul_${lower} matmul.comp TYPE_${type}"
+    "matvec_glu_${lower}_nosg matvec.comp TYPE_${type} GLU" "matvec_wide_${lower} matvec.comp TYPE_${type} SUBGROUPS WIDE"
+    "matvec_wide_${lower}_nosg matvec.comp TYPE_${type} WIDE" "matvec_glu_wide_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU WIDE"
+    "matvec_glu_wide_${lower}_nosg matvec.comp TYPE_${type} GLU WIDE" "matmul_${lower} matmul.comp TYPE_${type}"
     "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW" "matmul_coop_${lower} matmul_coop.comp TYPE_${type}")
 endforeach()
 set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)

@@ -96,7 +96,7 @@ struct SamplingOptions {
 struct SessionOptions {
   int ctx = 4096;      // KV-cache capacity in tokens (capped by the model's trained context)
   int threads = 0;     // 0: one per core
-  int batch = 256;     // most prompt tokens per forward pass
+  int batch = 0;       // most prompt tokens per forward pass; 0: 256 on the CPU, 512 on a GPU (more tiles for its cores)
   // Q4_0/Q4_1/Q8_0 matmuls (prompt and decode) with activations rounded to int8 instead
   // of 15 bits: prefill ~1.3-1.5x faster, decode a little, but logits move by ~0.05,
   // enough to change some greedy continuations. Off: results as with int16 activations.

@@ -165,7 +165,7 @@ typedef struct minnow_session minnow_session;
 typedef struct minnow_session_params {
   int32_t n_threads;
   int32_t n_ctx;
-  int32_t n_batch; /* most prompt tokens per forward pass; 0: 256 */
+  int32_t n_batch; /* most prompt tokens per forward pass; 0: 256 on the CPU, 512 on a GPU */
 } minnow_session_params;
 
 MINNOW_C_API minnow_session_params minnow_session_params_default(void);

@@ -21,10 +21,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 Session::Session(const Model& model, const SessionOptions& o) : model_(model) {
   const ModelConfig& c = model.impl().config;
   if (o.ctx <= 0) throw Error("session: context size must be positive (got " + std::to_string(o.ctx) + ")");
-  if (o.batch <= 0) throw Error("session: batch size must be positive (got " + std::to_string(o.batch) + ")");
+  if (o.batch < 0) throw Error("session: batch size must be positive, or 0 for the default (got " + std::to_string(o.batch) + ")");
   if (o.threads < 0) throw Error("session: thread count must be >= 0 (got " + std::to_string(o.threads) + ")");
   ctx_ = std::min(o.ctx, c.ctx_train);
-  batch_ = std::min(o.batch, ctx_);
+  const int batch = o.batch > 0 ? o.batch : o.backend == SessionOptions::Backend::Vulkan ? 512 : 256;
+  batch_ = std::min(batch, ctx_);
   pool_ = std::make_unique<ThreadPool>(o.threads);
   if (auto device = open_device_model(model.impl(), ctx_, batch_, o, *pool_))
     net_ = device->sequence();

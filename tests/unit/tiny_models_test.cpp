@@ -122,8 +122,12 @@ void check_family_vulkan(const std::string& family, const std::string& path) {
     }
     std::printf("[ tiny vk  ] %-11s %s max |logit diff| / range: vs transformers %.2e, incremental vs prefill %.2e\n",
                 path.c_str(), gpu_layers < 0 ? "all layers:" : "half:      ", worst.vs_golden, worst.incremental);
-    EXPECT_LE(worst.vs_golden, 1e-3) << path << ", gpu_layers " << gpu_layers;
-    EXPECT_LE(worst.incremental, 1e-4) << path << ", gpu_layers " << gpu_layers;
+    // Prompts on tensor cores (NV cooperative matrices) multiply halves: inputs rounded to 11
+    // bits, against decoding's FP32 matrix-vector products.
+    const minnow::vulkan::Device* dev = minnow::test_util::vulkan_device();
+    const bool halves = dev != nullptr && dev->info().nv_cooperative_matrix;
+    EXPECT_LE(worst.vs_golden, halves ? 2e-3 : 1e-3) << path << ", gpu_layers " << gpu_layers;
+    EXPECT_LE(worst.incremental, halves ? 2e-3 : 1e-4) << path << ", gpu_layers " << gpu_layers;
   }
 }
 #endif

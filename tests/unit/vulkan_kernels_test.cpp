@@ -132,6 +132,15 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     ops.use_subgroups(false);
     for (int64_t cols : widths) check_matmul(*dev, ops, t, 67, cols, 2, rng, cols == widths.back());
     ops.use_subgroups(true);
+    // 8 rows a workgroup, as matrices of many rows get (67: the last workgroup's rows cut).
+    ops.wide_rows_from(0);
+    for (bool subgroups : {true, false}) {
+      ops.use_subgroups(subgroups);
+      check_matmul(*dev, ops, t, 67, widths.back(), 1, rng, true);
+      check_matmul(*dev, ops, t, 5, widths.front(), 3, rng);
+    }
+    ops.use_subgroups(true);
+    ops.wide_rows_from(Ops::kWideRowsGroups);
   }
 }
 
@@ -333,10 +342,12 @@ TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
     DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
     for (int64_t n_tokens : {1, 2, 5})
       for (bool gelu : {false, true})
-        for (bool subgroups : {true, false}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          const bool subgroups = variant != 1, wide = variant == 2;  // wide: 4 rows of each matrix a workgroup
           SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
-                       (subgroups ? "" : ", no subgroups"));
+                       (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : ""));
           ops.use_subgroups(subgroups);
+          ops.wide_rows_from(wide ? 0 : Ops::kWideRowsGroups);
           // Inputs scaled so the products are near 1: the check is relative to the result.
           const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));
           std::vector<float> gate(static_cast<size_t>(n_tokens * ff)), up(gate.size()), want(gate.size()), row(static_cast<size_t>(cols));

@@ -96,8 +96,9 @@ void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, i
   if (y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float)) throw Error("vulkan: matmul output smaller than the shapes");
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
-    product(s, std::string("matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y, n_tokens, 2, 1, bias, flags,
-            norm);
+    const bool wide = w.rows / 8 >= wide_rows_groups_;
+    product(s, std::string(wide ? "matvec_wide_" : "matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y,
+            n_tokens, wide ? 8 : 2, 1, bias, flags, norm);
     return;
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
@@ -117,8 +118,9 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   const int64_t ff = gate_up.rows / 2;
   if (out.size() < static_cast<size_t>(n_tokens * ff) * sizeof(float)) throw Error("vulkan: GLU output smaller than the shapes");
   if (n_tokens < kTiledMinTokens) {
-    const std::string name = std::string("matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
-    product(s, name, gate_up, x, out, n_tokens, 2 * 2, 1, nullptr, gelu ? kGelu : 0u, norm);  // 2 rows of each matrix
+    const bool wide = ff / 4 >= wide_rows_groups_;  // 4 rows of each matrix a workgroup, else 2
+    const std::string name = std::string(wide ? "matvec_glu_wide_" : "matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
+    product(s, name, gate_up, x, out, n_tokens, wide ? 2 * 4 : 2 * 2, 1, nullptr, gelu ? kGelu : 0u, norm);
     return;
   }
   matmul(s, gate_up, x, scratch, n_tokens, nullptr, false, norm);

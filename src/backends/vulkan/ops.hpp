@@ -35,6 +35,10 @@ class Ops {
   // (x 16 tokens); tests set 0 to check the wide kernel on small matrices.
   void narrow_tiles_below(int64_t tiles) { wide_tiles_min_ = tiles; }
   static constexpr int64_t kWideTilesMin = 1024;  // the default
+  // Matrix-vector products take 8 rows a workgroup (4 of gate and of up) where that still
+  // gives `groups` workgroups, else 2; tests set 0 / a large number to check both kernels.
+  void wide_rows_from(int64_t groups) { wide_rows_groups_ = groups; }
+  static constexpr int64_t kWideRowsGroups = 1024;  // the default
   // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
   void use_coopmat(bool on) { coopmat_ = on && dev_.info().nv_cooperative_matrix; }
@@ -115,6 +119,7 @@ class Ops {
   Device& dev_;
   bool subgroups_, coopmat_;
   int64_t wide_tiles_min_ = kWideTilesMin;
+  int64_t wide_rows_groups_ = kWideRowsGroups;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 

@@ -1,6 +1,6 @@
 #version 450
 // y[t * rows + r] = W[r] . x[t] for one token t (a few tokens: one each in z). Each
-// workgroup takes kRows rows; its 64 threads take a row's 32-column units in turn, so
+// workgroup takes kRows rows (2, or 8 with WIDE); its 64 threads take a row's 32-column units in turn, so
 // neighbouring threads read neighbouring blocks, and the sums are added across the
 // workgroup: subgroup additions where the device has them (SUBGROUPS), else shared memory.
 // With GLU, W is the gate matrix stacked on the up matrix (rows = 2 ff) and the workgroup
@@ -39,12 +39,24 @@ void store(uint t, uint r, float v) {
 #include "activation.glsl"
 
 const uint kThreads = 64u;
+// Rows a workgroup takes: more (WIDE) for matrices of many rows, where the input row, read
+// again by every workgroup, would otherwise cost more than the weights.
 #if defined(GLU)
-const uint kRows = 4u;  // rows r0, r0 + 1 of the gate, then the same of up
-uint row_of(uint r0, uint i) { return i < 2u ? r0 + i : p.rows / 2u + r0 + i - 2u; }
-bool row_in(uint r0, uint i) { return r0 + (i & 1u) < p.rows / 2u; }
+#if defined(WIDE)
+const uint kHalf = 4u;
 #else
-const uint kRows = 2u;
+const uint kHalf = 2u;
+#endif
+const uint kRows = 2u * kHalf;  // rows r0.. of the gate, then the same of up
+uint row_of(uint r0, uint i) { return i < kHalf ? r0 + i : p.rows / 2u + r0 + i - kHalf; }
+bool row_in(uint r0, uint i) { return r0 + (i % kHalf) < p.rows / 2u; }
+#else
+#if defined(WIDE)
+const uint kHalf = 8u;
+#else
+const uint kHalf = 2u;
+#endif
+const uint kRows = kHalf;
 uint row_of(uint r0, uint i) { return r0 + i; }
 bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
 #endif
@@ -54,7 +66,7 @@ shared float partial[kRows + 1u][kThreads];
 void main() {
   // Row groups beyond the 65535 of one dimension continue in y.
   const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * 2u;
+  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * kHalf;
   float acc[kRows + 1u];
   for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
@@ -100,8 +112,8 @@ void main() {
   const float scale = norm ? inversesqrt(partial[kRows][0] / float(p.cols) + p.eps) : 1.0;
 #if defined(GLU)
   const uint ff = p.rows / 2u;
-  if (lid < 2u && r0 + lid < ff)
-    y[t * ff + r0 + lid] = activation(partial[lid][0] * scale, (p.flags & kGelu) != 0u) * (partial[lid + 2u][0] * scale);
+  if (lid < kHalf && r0 + lid < ff)
+    y[t * ff + r0 + lid] = activation(partial[lid][0] * scale, (p.flags & kGelu) != 0u) * (partial[lid + kHalf][0] * scale);
 #else
   if (lid < kRows && r0 + lid < p.rows) store(t, r0 + lid, partial[lid][0] * scale);
 #endif
