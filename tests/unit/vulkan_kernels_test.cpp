@@ -431,9 +431,17 @@ TEST(VulkanKernels, RopeAndKvStoreMatchScalar) {
         const std::vector<uint16_t> zeros(kc.size(), 0);
         dev->upload(kcb, zeros.data(), zeros.size() * 2);
         dev->upload(vcb, zeros.data(), zeros.size() * 2);
+        // Twice as many query heads, rotated in place by the same dispatch.
+        const int64_t q_row = 2 * row;
+        std::vector<float> q = random_floats(static_cast<size_t>(n * q_row), rng), q_want = q;
+        for (int64_t t = 0; t < n; ++t)
+          ref.rope(&q_want[static_cast<size_t>(t * q_row)], 2 * heads, hd, &cs[static_cast<size_t>(t * half)],
+                   &sn[static_cast<size_t>(t * half)], half_split);
+        Buffer qb = upload_floats(*dev, q);
         Stream s2(*dev);
-        ops.store_kv(s2, kb, vb, cb, sb, pb, kcb, vcb, kv, 1, n, half_split);
+        ops.store_kv(s2, kb, vb, cb, sb, pb, kcb, vcb, kv, 1, n, half_split, &qb, 2 * heads);
         s2.submit_and_wait();
+        expect_close(download_floats(*dev, qb, q.size()), q_want, 1e-5f, "queries rotated by store_kv");
         std::vector<uint16_t> kg(kc.size()), vg(vc.size());
         dev->download(kcb, kg.data(), kg.size() * 2);
         dev->download(vcb, vg.data(), vg.size() * 2);

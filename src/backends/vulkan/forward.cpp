@@ -215,8 +215,7 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
     s.barrier();
   }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
-  ops_->rope(s, q_, a.cos, a.sin, n, c_.n_heads, hd, half_split);
-  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split);
+  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split, &q_, c_.n_heads);
   s.barrier();
   const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};

@@ -192,14 +192,18 @@ void Ops::rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64
 }
 
 void Ops::store_kv(Stream& s, const Buffer& k, const Buffer& v, const Buffer& cos, const Buffer& sin, const Buffer& pos,
-                   Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split) {
+                   Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split,
+                   Buffer* q, int64_t n_heads) {
+  const int64_t q_heads = q != nullptr ? n_heads : 0;
   struct {
-    uint32_t n_tokens, n_kv_heads, hd, half_split, layer_words, row_words;
+    uint32_t n_tokens, n_kv_heads, hd, half_split, layer_words, row_words, n_q_heads;
   } push{to_u32(n_tokens, "token count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
-         half_split ? 1u : 0u, kv.layer_words(layer), kv.row_words()};
+         half_split ? 1u : 0u, kv.layer_words(layer), kv.row_words(), to_u32(q_heads, "head count")};
   uint32_t gx, gy;
-  thread_groups(n_tokens * kv.row_words(), gx, gy);
-  s.dispatch(kernel("store_kv", 7, sizeof push), {&k, &v, &cos, &sin, &pos, &k_cache, &v_cache}, &push, gx, gy);
+  thread_groups(std::max<int64_t>(n_tokens * kv.row_words(), n_tokens * q_heads * (kv.head_dim / 2)), gx, gy);
+  // Without queries the binding still needs a buffer: the keys (never written).
+  s.dispatch(kernel("store_kv", 8, sizeof push), {&k, &v, &cos, &sin, &pos, &k_cache, &v_cache, q != nullptr ? q : &k}, &push,
+             gx, gy);
 }
 
 namespace {

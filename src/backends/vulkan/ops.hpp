@@ -91,9 +91,11 @@ class Ops {
     uint32_t layer_words(int layer) const { return static_cast<uint32_t>(layer * capacity) * row_words(); }
   };
   // Token t's keys (rotated as rope does) and values, rounded to f16, into position pos[t]
-  // of layer's rows of the caches.
+  // of layer's rows of the caches; with q, its n_heads query heads rotated in place as well
+  // (rope's work in the same dispatch).
   void store_kv(Stream& s, const Buffer& k, const Buffer& v, const Buffer& cos, const Buffer& sin, const Buffer& pos,
-                Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split);
+                Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split,
+                Buffer* q = nullptr, int64_t n_heads = 0);
   struct AttentionParams {
     int64_t n_heads;
     float scale, softcap;  // softcap 0: off

@@ -1,6 +1,8 @@
 #version 450
 // The f16 KV cache write: token t's keys, rotated by RoPE, and its values, rounded to f16,
 // into the cache rows of position pos[t]. One thread per pair of values (one 32-bit word).
+// With n_q_heads > 0 the queries are rotated in place too (as rope.comp: one pass less),
+// one thread per pair of them.
 layout(local_size_x = 256) in;
 layout(binding = 0, std430) readonly buffer K { float k[]; };
 layout(binding = 1, std430) readonly buffer V { float v[]; };
@@ -9,10 +11,12 @@ layout(binding = 3, std430) readonly buffer Sin { float sn[]; };
 layout(binding = 4, std430) readonly buffer Pos { uint pos[]; };
 layout(binding = 5, std430) writeonly buffer KCache { uint kc[]; };
 layout(binding = 6, std430) writeonly buffer VCache { uint vc[]; };
+layout(binding = 7, std430) buffer Q { float q[]; };
 layout(push_constant) uniform Push {
   uint n_tokens, n_kv_heads, hd, half_split;
   uint layer_words;  // the layer's first word in the caches
   uint row_words;    // words per position (n_kv_heads * hd / 2)
+  uint n_q_heads;    // 0: no queries to rotate
 } p;
 
 // Key element e of the head at k[base..] after RoPE with the angles at row `ang` of the
@@ -28,8 +32,15 @@ float rotated_k(uint base, uint e, uint ang) {
 }
 
 void main() {
-  const uint words = p.row_words;
+  const uint words = p.row_words, half_dim = p.hd / 2u;
   const uint id = gl_GlobalInvocationID.x + gl_NumWorkGroups.x * 256u * gl_GlobalInvocationID.y;
+  if (id < p.n_tokens * p.n_q_heads * half_dim) {
+    const uint i = id % half_dim, head = id / half_dim, t = head / p.n_q_heads, base = head * p.hd;
+    const uint a = p.half_split != 0u ? i : 2u * i, b = p.half_split != 0u ? i + half_dim : 2u * i + 1u;
+    const float c = cs[t * half_dim + i], s = sn[t * half_dim + i], xa = q[base + a], xb = q[base + b];
+    q[base + a] = xa * c - xb * s;
+    q[base + b] = xa * s + xb * c;
+  }
   if (id >= p.n_tokens * words) return;
   const uint t = id / words, w = id % words;
   const uint head = (2u * w) / p.hd, e = (2u * w) % p.hd;
