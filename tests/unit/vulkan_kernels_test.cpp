@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "backends/vulkan/ops.hpp"
@@ -220,6 +221,54 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
   const Ops::InputNorm norm{&g, 1e-5f};
   Stream s(*dev);
   EXPECT_THROW(ops.matmul(s, m, x, y, 8, nullptr, false, &norm), Error);  // the tiled kernels do not fold it
+}
+
+// A stacked q / k / v projection written to three (or two) outputs in one pass against
+// each matrix alone, for the matrix-vector, tiled and (where the device has them) tensor-core
+// kernels.
+TEST(VulkanKernels, StackedProjectionSplitsIntoItsOutputs) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(23);
+  const int64_t cols = 256, nq = 96, nk = 32, nv = 32;
+  for (DType t : {DType::Q4_K, DType::Q8_0})
+    for (bool with_v : {true, false})
+      for (int64_t n_tokens : {1, 3, 17, 70}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + (with_v ? ", q/k/v" : ", q/k") + ", " + std::to_string(n_tokens) + " tokens");
+        const DTypeTraits& tr = dtype_traits(t);
+        const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
+        std::vector<uint8_t> wq = random_rows(t, nq, cols, rng), wk = random_rows(t, nk, cols, rng), wv = random_rows(t, nv, cols, rng);
+        const kernels::WeightView q{t, wq.data(), nq, cols, row_bytes}, k{t, wk.data(), nk, cols, row_bytes},
+            v{t, wv.data(), nv, cols, row_bytes};
+        DeviceMatrix stacked = with_v ? ops.upload_stacked({q, k, v}) : ops.upload_stacked({q, k});
+        DeviceMatrix mq = ops.upload(q), mk = ops.upload(k), mv = ops.upload(v);
+        const int64_t rows = stacked.rows;
+        std::vector<float> b = random_floats(static_cast<size_t>(rows), rng), gain = random_floats(static_cast<size_t>(cols), rng);
+        Buffer bias = upload_floats(*dev, b), gb = upload_floats(*dev, gain);
+        Buffer bq = upload_floats(*dev, std::vector<float>(b.begin(), b.begin() + nq));
+        Buffer bk = upload_floats(*dev, std::vector<float>(b.begin() + nq, b.begin() + nq + nk));
+        Buffer bv = with_v ? upload_floats(*dev, std::vector<float>(b.begin() + nq + nk, b.end())) : Buffer{};
+        Buffer xb = upload_floats(*dev, random_floats(static_cast<size_t>(n_tokens * cols), rng));
+        auto out = [&](int64_t r) { return dev->alloc(static_cast<size_t>(n_tokens * r) * 4, Memory::Device); };
+        Buffer yq = out(nq), yk = out(nk), yv = out(nv), rq = out(nq), rk = out(nk), rv = out(nv);
+        const Ops::InputNorm norm{&gb, 1e-5f};
+        const Ops::InputNorm* folded = Ops::folds_norm(n_tokens) ? &norm : nullptr;
+        Stream s(*dev);
+        ops.matmul_split(s, stacked, xb, yq, yk, with_v ? &yv : nullptr, nq, with_v ? nq + nk : rows, n_tokens, &bias, folded);
+        ops.matmul(s, mq, xb, rq, n_tokens, &bq, false, folded);
+        ops.matmul(s, mk, xb, rk, n_tokens, &bk, false, folded);
+        if (with_v) ops.matmul(s, mv, xb, rv, n_tokens, &bv, false, folded);
+        s.submit_and_wait();
+        for (auto [got, want, r] : {std::tuple{&yq, &rq, nq}, std::tuple{&yk, &rk, nk}, std::tuple{&yv, &rv, with_v ? nv : 0}})
+          if (r != 0)
+            expect_close(download_floats(*dev, *got, static_cast<size_t>(n_tokens * r)),
+                         download_floats(*dev, *want, static_cast<size_t>(n_tokens * r)), 1e-5f, "split output");
+      }
+  Stream s(*dev);
+  std::vector<uint8_t> w = random_rows(DType::Q8_0, 4, 32, rng);
+  DeviceMatrix m = ops.upload({DType::Q8_0, w.data(), 4, 32, 34});
+  Buffer x = dev->alloc(4096, Memory::Device), y = dev->alloc(4096, Memory::Device), y2 = dev->alloc(4096, Memory::Device);
+  EXPECT_THROW(ops.matmul_split(s, m, x, y, y2, nullptr, 3, 2, 1), Error);  // rows that do not split
 }
 
 TEST(VulkanKernels, RmsNormMatchesScalar) {

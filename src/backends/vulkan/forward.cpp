@@ -17,6 +17,10 @@ namespace minnow::vulkan {
 namespace {
 
 struct DeviceLayer {
+  // q and k stacked, and v where it shares their type (one pass for all three; then wv is
+  // empty), else each alone in wq, wk, wv; bqkv: the stack's biases.
+  DeviceMatrix qkv;
+  Buffer bqkv;
   DeviceMatrix wq, wk, wv, wo, down;
   DeviceMatrix gate_up;  // stacked, where they share a type; else gate and up
   DeviceMatrix gate, up;
@@ -53,6 +57,8 @@ class VulkanModel final : public DeviceModel, public std::enable_shared_from_thi
   // w (with `below` stacked under it), or Error naming the tensor.
   DeviceMatrix matrix(const kernels::WeightView& w, const char* name, int layer, const kernels::WeightView* below = nullptr);
   void fill_angles(Angles& a, int n, int pos0);
+  // Uploads the layer's q, k and v projections, stacked where their types allow.
+  void stack_qkv(const LayerWeights& L, DeviceLayer& D, int layer);
   void attention_block(Stream& s, SequenceState& seq, int l, int n);
   void ffn_block(Stream& s, int l, int n);
   void project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b, const Buffer& post_norm, int n);
@@ -121,7 +127,7 @@ VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int devic
     const LayerWeights& L = m.layers[l];
     DeviceLayer& D = layers_[l];
     const int li = static_cast<int>(l);
-    D.wq = matrix(L.wq, "attn_q", li), D.wk = matrix(L.wk, "attn_k", li), D.wv = matrix(L.wv, "attn_v", li);
+    stack_qkv(L, D, li);
     D.wo = matrix(L.wo, "attn_output", li);
     if (Ops::stackable(L.gate, L.up))
       D.gate_up = matrix(L.gate, "ffn_gate", li, &L.up);
@@ -131,7 +137,7 @@ VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int devic
     D.attn_norm = floats(L.attn_norm), D.ffn_norm = floats(L.ffn_norm);
     D.post_attn_norm = floats(L.post_attn_norm), D.post_ffn_norm = floats(L.post_ffn_norm);
     D.q_norm = floats(L.q_norm), D.k_norm = floats(L.k_norm);
-    D.bq = floats(L.bq), D.bk = floats(L.bk), D.bv = floats(L.bv), D.bo = floats(L.bo);
+    D.bv = D.wv.rows != 0 ? floats(L.bv) : Buffer{}, D.bo = floats(L.bo);
   }
   output_ = matrix(m.output, "output", -1);
   output_norm_ = floats(m.output_norm);
@@ -179,6 +185,32 @@ DeviceMatrix VulkanModel::matrix(const kernels::WeightView& w, const char* name,
   }
 }
 
+void VulkanModel::stack_qkv(const LayerWeights& L, DeviceLayer& D, int layer) {
+  const bool with_v = Ops::stackable(L.wq, L.wv);
+  if (!Ops::stackable(L.wq, L.wk)) {
+    D.wq = matrix(L.wq, "attn_q", layer), D.wk = matrix(L.wk, "attn_k", layer), D.wv = matrix(L.wv, "attn_v", layer);
+    D.bq = floats(L.bq), D.bk = floats(L.bk);
+    return;
+  }
+  try {
+    D.qkv = with_v ? ops_->upload_stacked({L.wq, L.wk, L.wv}) : ops_->upload_stacked({L.wq, L.wk});
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (blk." + std::to_string(layer) + ".attn_q/k/v)");
+  }
+  if (!with_v) D.wv = matrix(L.wv, "attn_v", layer);
+  if (!L.bq.empty() || !L.bk.empty() || (with_v && !L.bv.empty())) {  // zeros where one has none
+    std::vector<float> b(static_cast<size_t>(D.qkv.rows), 0.0f);
+    const std::vector<float>* parts[3] = {&L.bq, &L.bk, &L.bv};
+    const int64_t rows[3] = {L.wq.rows, L.wk.rows, L.wv.rows};
+    size_t at = 0;
+    for (int i = 0; i < (with_v ? 3 : 2); ++i) {
+      std::copy(parts[i]->begin(), parts[i]->end(), b.begin() + static_cast<std::ptrdiff_t>(at));
+      at += static_cast<size_t>(rows[i]);
+    }
+    D.bqkv = floats(b);
+  }
+}
+
 void VulkanModel::fill_angles(Angles& a, int n, int pos0) {
   const size_t half = a.inv_freq.size();
   auto* cs = static_cast<float*>(a.cos.mapped());
@@ -205,9 +237,16 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   const bool half_split = c_.rope_style == RopeStyle::HalfSplit;
   const NormedInput h = normed(s, L.attn_norm, n);
   auto bias = [](const Buffer& b) { return b.size() != 0 ? &b : nullptr; };
-  ops_->matmul(s, L.wq, *h.x, q_, n, bias(L.bq), false, h.norm());
-  ops_->matmul(s, L.wk, *h.x, k_, n, bias(L.bk), false, h.norm());
-  ops_->matmul(s, L.wv, *h.x, v_, n, bias(L.bv), false, h.norm());
+  if (L.qkv.rows != 0) {
+    const int64_t nq = c_.n_heads * hd, nk = c_.n_kv_heads * hd;
+    const bool with_v = L.wv.rows == 0;
+    ops_->matmul_split(s, L.qkv, *h.x, q_, k_, with_v ? &v_ : nullptr, nq, with_v ? nq + nk : L.qkv.rows, n, bias(L.bqkv),
+                       h.norm());
+  } else {
+    ops_->matmul(s, L.wq, *h.x, q_, n, bias(L.bq), false, h.norm());
+    ops_->matmul(s, L.wk, *h.x, k_, n, bias(L.bk), false, h.norm());
+  }
+  if (L.wv.rows != 0) ops_->matmul(s, L.wv, *h.x, v_, n, bias(L.bv), false, h.norm());
   s.barrier();
   if (L.q_norm.size() != 0 || L.k_norm.size() != 0) {
     if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);

@@ -67,50 +67,73 @@ const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) 
   return *kernels_.emplace(name, std::move(k)).first->second;
 }
 
-DeviceMatrix Ops::upload(const kernels::WeightView& w) { return upload_stacked(w, {}); }
+DeviceMatrix Ops::upload(const kernels::WeightView& w) { return upload_stacked({w}); }
 
-DeviceMatrix Ops::upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b) {
-  for (const kernels::WeightView* w : {&a, &b}) {
-    if (w == &b && b.rows == 0) break;
-    if (!matmul_supported(w->type))
-      throw Error(std::string("vulkan: no matmul kernel for ") + dtype_name(w->type) + " weights");
-    if (w->data == nullptr) throw Error("vulkan: this matrix has no GGUF-layout rows to upload (a packed file)");
-    const int64_t block = dtype_traits(w->type).block_size;
-    if (w->cols % 32 != 0 || w->cols % block != 0)
-      throw Error("vulkan: rows of " + std::to_string(w->cols) + " values are not whole 32-value units");
+DeviceMatrix Ops::upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b) { return upload_stacked({a, b}); }
+
+DeviceMatrix Ops::upload_stacked(std::initializer_list<kernels::WeightView> parts) {
+  const kernels::WeightView& a = *parts.begin();
+  int64_t rows = 0;
+  for (const kernels::WeightView& w : parts) {
+    if (!matmul_supported(w.type))
+      throw Error(std::string("vulkan: no matmul kernel for ") + dtype_name(w.type) + " weights");
+    if (w.data == nullptr) throw Error("vulkan: this matrix has no GGUF-layout rows to upload (a packed file)");
+    const int64_t block = dtype_traits(w.type).block_size;
+    if (w.cols % 32 != 0 || w.cols % block != 0)
+      throw Error("vulkan: rows of " + std::to_string(w.cols) + " values are not whole 32-value units");
+    if (!stackable(a, w)) throw Error("vulkan: matrices stacked into one must share type and width");
+    rows += w.rows;
   }
-  if (b.rows != 0 && !stackable(a, b))
-    throw Error("vulkan: matrices stacked into one must share type and width");
-  DeviceMatrix m{a.type, a.rows + b.rows, a.cols, a.row_bytes, {}};
-  const size_t a_bytes = a.row_bytes * static_cast<size_t>(a.rows), bytes = a.row_bytes * static_cast<size_t>(m.rows);
+  DeviceMatrix m{a.type, rows, a.cols, a.row_bytes, {}};
+  const size_t bytes = a.row_bytes * static_cast<size_t>(rows);
   to_u32(static_cast<int64_t>(bytes / 2), "matrix size in 16-bit words");
   m.data = dev_.alloc(bytes + 4, Memory::Device);  // a spare word: kernels read 32 bits at any 16-bit offset
-  dev_.upload(m.data, a.data, a_bytes);
-  if (b.rows != 0) dev_.upload(m.data, b.data, bytes - a_bytes, a_bytes);
+  size_t at = 0;
+  for (const kernels::WeightView& w : parts) {
+    const size_t n = w.row_bytes * static_cast<size_t>(w.rows);
+    dev_.upload(m.data, w.data, n, at);
+    at += n;
+  }
   return m;
 }
 
 void Ops::matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias,
                  bool accumulate, const InputNorm* norm) {
+  matmul_to(s, w, x, {&y, nullptr, nullptr, w.rows, w.rows}, n_tokens, bias, accumulate, norm);
+}
+
+void Ops::matmul_split(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y0, Buffer& y1, Buffer* y2, int64_t rows0,
+                       int64_t rows1, int64_t n_tokens, const Buffer* bias, const InputNorm* norm) {
+  if (rows0 <= 0 || rows1 <= rows0 || rows1 > w.rows || (y2 == nullptr) != (rows1 == w.rows))
+    throw Error("vulkan: a stacked matrix's rows do not split into its outputs");
+  matmul_to(s, w, x, {&y0, &y1, y2, rows0, rows1}, n_tokens, bias, false, norm);
+}
+
+void Ops::matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
+                    const Buffer* bias, bool accumulate, const InputNorm* norm) {
   if (bias != nullptr && bias->size() < static_cast<size_t>(w.rows) * sizeof(float)) throw Error("vulkan: a bias shorter than the rows");
-  if (y.size() < static_cast<size_t>(n_tokens * w.rows) * sizeof(float)) throw Error("vulkan: matmul output smaller than the shapes");
+  const int64_t parts[3] = {out.split0, out.split1 - out.split0, w.rows - out.split1};
+  const Buffer* bufs[3] = {out.y, out.y2, out.y3};
+  for (int i = 0; i < 3; ++i)
+    if (parts[i] > 0 && bufs[i]->size() < static_cast<size_t>(n_tokens * parts[i]) * sizeof(float))
+      throw Error("vulkan: matmul output smaller than the shapes");
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
     const bool wide = w.rows / 8 >= wide_rows_groups_;
-    product(s, std::string(wide ? "matvec_wide_" : "matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, y,
+    product(s, std::string(wide ? "matvec_wide_" : "matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, out,
             n_tokens, wide ? 8 : 2, 1, bias, flags, norm);
     return;
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
   if (coopmat_) {  // 64 rows x 64 tokens on the tensor cores
-    product(s, std::string("matmul_coop_") + kernel_type(w.type), w, x, y, n_tokens, 64, 64, bias, flags);
+    product(s, std::string("matmul_coop_") + kernel_type(w.type), w, x, out, n_tokens, 64, 64, bias, flags);
     return;
   }
   // Tiles of 64 rows x 32 tokens, or x 16 where that gives too few workgroups to fill a
   // large GPU (matrices of few rows).
   const bool narrow = (w.rows + 63) / 64 * ((n_tokens + 31) / 32) < wide_tiles_min_;
-  product(s, std::string(narrow ? "matmul_narrow_" : "matmul_") + kernel_type(w.type), w, x, y, n_tokens, 64, narrow ? 16 : 32,
-          bias, flags);
+  product(s, std::string(narrow ? "matmul_narrow_" : "matmul_") + kernel_type(w.type), w, x, out, n_tokens, 64,
+          narrow ? 16 : 32, bias, flags);
 }
 
 void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch,
@@ -120,7 +143,8 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   if (n_tokens < kTiledMinTokens) {
     const bool wide = ff / 4 >= wide_rows_groups_;  // 4 rows of each matrix a workgroup, else 2
     const std::string name = std::string(wide ? "matvec_glu_wide_" : "matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
-    product(s, name, gate_up, x, out, n_tokens, wide ? 2 * 4 : 2 * 2, 1, nullptr, gelu ? kGelu : 0u, norm);
+    product(s, name, gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows}, n_tokens, wide ? 2 * 4 : 2 * 2, 1,
+            nullptr, gelu ? kGelu : 0u, norm);
     return;
   }
   matmul(s, gate_up, x, scratch, n_tokens, nullptr, false, norm);
@@ -130,7 +154,7 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
 
 // The matrix kernels' dispatch: `rows_per_group` of w's rows and `tokens_per_group` tokens
 // a workgroup.
-void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens,
+void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
                   int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
                   const InputNorm* norm) {
   if (norm != nullptr && norm->gain->size() < static_cast<size_t>(w.cols) * sizeof(float))
@@ -138,16 +162,21 @@ void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, con
   struct {
     uint32_t rows, cols, row_u16, n_tokens, flags;
     float eps;
+    uint32_t split0, split1;
   } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
-         to_u32(n_tokens, "token count"), flags | (norm != nullptr ? kNorm : 0u), norm != nullptr ? norm->eps : 0.0f};
+         to_u32(n_tokens, "token count"), flags | (norm != nullptr ? kNorm : 0u), norm != nullptr ? norm->eps : 0.0f,
+         to_u32(out.split0, "row count"), to_u32(out.split1, "row count")};
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
   if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float)) throw Error("vulkan: matmul input smaller than the shapes");
   uint32_t gx, gy;
   groups_for((w.rows + rows_per_group - 1) / rows_per_group, gx, gy);
   const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
-  // Without a bias or a norm the binding still needs a buffer: the weights (never read).
-  s.dispatch(kernel(name.c_str(), 5, sizeof push),
-             {&w.data, &x, &y, bias != nullptr ? bias : &w.data, norm != nullptr ? norm->gain : &w.data}, &push, gx, gy, gz);
+  // Bindings a dispatch does not use still need a buffer: the weights (never read) or the
+  // first output (never written through them).
+  s.dispatch(kernel(name.c_str(), 7, sizeof push),
+             {&w.data, &x, out.y, bias != nullptr ? bias : &w.data, norm != nullptr ? norm->gain : &w.data,
+              out.y2 != nullptr ? out.y2 : out.y, out.y3 != nullptr ? out.y3 : out.y},
+             &push, gx, gy, gz);
 }
 
 void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,

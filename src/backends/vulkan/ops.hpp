@@ -3,6 +3,7 @@
 // reference (tests/unit/vulkan_kernels_test.cpp).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -74,6 +75,12 @@ class Ops {
     return a.type == b.type && a.cols == b.cols && a.row_bytes == b.row_bytes;
   }
   DeviceMatrix upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b);
+  DeviceMatrix upload_stacked(std::initializer_list<kernels::WeightView> parts);  // any number, in order
+  // The rows of a stacked matrix (q, k and v) to one output each: rows [0, rows0) to y0,
+  // [rows0, rows1) to y1 and, with y2, the rest to y2; each n_tokens x its rows, as matmul
+  // writes them. One pass instead of three.
+  void matmul_split(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y0, Buffer& y1, Buffer* y2, int64_t rows0,
+                    int64_t rows1, int64_t n_tokens, const Buffer* bias = nullptr, const InputNorm* norm = nullptr);
   // out[t * ff + r] = act(gate[r] . x[t]) * (up[r] . x[t]) for gate_up from upload_stacked
   // (2 ff rows): one pass for a few tokens, else a matmul into scratch (n_tokens x 2 ff
   // floats) and glu.
@@ -112,7 +119,17 @@ class Ops {
 
  private:
   const Kernel& kernel(const char* name, int n_buffers, uint32_t push_bytes);
-  void product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens,
+  // A product's outputs (matrix_io.glsl): rows [0, split0) to y, [split0, split1) to y2,
+  // the rest to y3.
+  struct Outputs {
+    Buffer* y;
+    Buffer* y2;
+    Buffer* y3;
+    int64_t split0, split1;
+  };
+  void matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens, const Buffer* bias,
+                 bool accumulate, const InputNorm* norm);
+  void product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
                int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
                const InputNorm* norm = nullptr);
   // From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).

@@ -11,25 +11,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 
 layout(local_size_x = 128) in;
-layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
-layout(binding = 0, std430) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 16 bytes at a time
-layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
-layout(binding = 2, std430) buffer Output { float y[]; };
-layout(binding = 3, std430) readonly buffer Bias { float bias[]; };
-layout(push_constant) uniform Push {
-  uint rows, cols;
-  uint row_u16;  // a row's size in 16-bit words
-  uint n_tokens;
-  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual)
-} p;
-const uint kAddBias = 1u, kAccumulate = 2u;
-
-void store(uint t, uint r, float v) {
-  if ((p.flags & kAddBias) != 0u) v += bias[r];
-  const uint at = t * p.rows + r;
-  y[at] = (p.flags & kAccumulate) != 0u ? y[at] + v : v;
-}
-
+#include "matrix_io.glsl"
 #include "units.glsl"
 
 const uint kRows = 64u, kTokens = 64u, kStep = 64u;

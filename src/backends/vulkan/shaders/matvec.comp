@@ -14,27 +14,7 @@
 #endif
 
 layout(local_size_x = 64) in;
-layout(binding = 0, std430) readonly buffer Weights { uint w[]; };
-layout(binding = 0, std430) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 16 bytes at a time
-layout(binding = 1, std430) readonly buffer Input { vec4 x4[]; };  // rows of a multiple of 32
-layout(binding = 2, std430) buffer Output { float y[]; };
-layout(binding = 3, std430) readonly buffer Bias { float bias[]; };
-layout(binding = 4, std430) readonly buffer Gain { vec4 gain4[]; };
-layout(push_constant) uniform Push {
-  uint rows, cols;
-  uint row_u16;  // a row's size in 16-bit words
-  uint n_tokens;
-  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu; kNorm
-  float eps;   // kNorm's
-} p;
-const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u, kNorm = 8u;
-
-void store(uint t, uint r, float v) {
-  if ((p.flags & kAddBias) != 0u) v += bias[r];
-  const uint at = t * p.rows + r;
-  y[at] = (p.flags & kAccumulate) != 0u ? y[at] + v : v;
-}
-
+#include "matrix_io.glsl"
 #include "units.glsl"
 #include "activation.glsl"
 
