@@ -79,7 +79,7 @@ void reference_affine(const float* x, int levels, uint8_t* q, float* d_out, floa
 float searched_symmetric(const float* x, const float* imp, int qmin, int qmax, uint8_t* q) {
   float w[QK];
   int8_t s[QK];
-  error_weights(x, imp, QK, w);
+  error_weights(x, imp, QK, w, ImportanceUse::TimesMagnitude);  // measured closer than importance alone here
   const float d = f16_round(fit_symmetric(x, w, QK, qmin, qmax, s));
   const float id = d != 0 ? 1.0f / d : 0.0f;
   for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(round_clamp(x[j] * id, qmin, qmax) - qmin);

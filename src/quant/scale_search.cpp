@@ -79,16 +79,16 @@ float fit_moments(const Moments& m, float sw, float sx, float sxx, bool offset_n
 
 }  // namespace
 
-void error_weights(const float* x, const float* importance, int n, float* w) {
+void error_weights(const float* x, const float* importance, int n, float* w, ImportanceUse use) {
   float sum2 = 0, wmax = 0;
   for (int i = 0; i < n; ++i) sum2 += x[i] * x[i];
   const float sigma2 = sum2 / static_cast<float>(n);
   for (int i = 0; i < n; ++i) {
     const float v = sigma2 + x[i] * x[i];
-    // With importance, the mean squared activation of each column alone: the expected squared
-    // error of the matmul's output (uncorrelated activations). llama.cpp's importance *
-    // sqrt(sigma2 + x^2) measured worse (docs/quantize.md, importance matrix section).
-    w[i] = importance ? importance[i] : v;
+    // With importance alone, the mean squared activation of each column: the expected squared
+    // error of the matmul's output (uncorrelated activations). Which use wins depends on the
+    // type (docs/quantize.md, importance matrix section).
+    w[i] = importance == nullptr ? v : use == ImportanceUse::TimesMagnitude ? importance[i] * std::sqrt(v) : importance[i];
     wmax = w[i] > wmax ? w[i] : wmax;
   }
   // Only ratios matter to the searches; a maximum of 1 keeps their float sums in range.

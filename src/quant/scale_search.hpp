@@ -7,10 +7,13 @@ namespace minnow::quant {
 
 // Weights of the squared error for a group of n values. With importance: importance[i]
 // (a column's mean squared activation: then the weighted error is the expected squared
-// error of the matmul's output); without: sigma2 + x_i^2, where large weights, which move
+// error of the matmul's output), or with TimesMagnitude importance[i] * sqrt(sigma2 + x_i^2)
+// (llama.cpp's weighting: closer to the source for the symmetric 32-value types, not for
+// the others; docs/quantize.md); without: sigma2 + x_i^2, where large weights, which move
 // the outputs the most, are kept more exactly, and sigma2 (the group's mean square) keeps
 // every weight above zero so that small values are not given up entirely.
-void error_weights(const float* x, const float* importance, int n, float* w);
+enum class ImportanceUse { Alone, TimesMagnitude };
+void error_weights(const float* x, const float* importance, int n, float* w, ImportanceUse use = ImportanceUse::Alone);
 
 // x ~ scale * q with integer q in [qmin, qmax]. Tries inverse scales that put the value of
 // largest magnitude near either end of the range, refits the scale by least squares for
