@@ -137,7 +137,7 @@ VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int devic
     D.attn_norm = floats(L.attn_norm), D.ffn_norm = floats(L.ffn_norm);
     D.post_attn_norm = floats(L.post_attn_norm), D.post_ffn_norm = floats(L.post_ffn_norm);
     D.q_norm = floats(L.q_norm), D.k_norm = floats(L.k_norm);
-    D.bv = D.wv.rows != 0 ? floats(L.bv) : Buffer{}, D.bo = floats(L.bo);
+    D.bo = floats(L.bo);
   }
   output_ = matrix(m.output, "output", -1);
   output_norm_ = floats(m.output_norm);
@@ -189,7 +189,7 @@ void VulkanModel::stack_qkv(const LayerWeights& L, DeviceLayer& D, int layer) {
   const bool with_v = Ops::stackable(L.wq, L.wv);
   if (!Ops::stackable(L.wq, L.wk)) {
     D.wq = matrix(L.wq, "attn_q", layer), D.wk = matrix(L.wk, "attn_k", layer), D.wv = matrix(L.wv, "attn_v", layer);
-    D.bq = floats(L.bq), D.bk = floats(L.bk);
+    D.bq = floats(L.bq), D.bk = floats(L.bk), D.bv = floats(L.bv);
     return;
   }
   try {
@@ -197,7 +197,7 @@ void VulkanModel::stack_qkv(const LayerWeights& L, DeviceLayer& D, int layer) {
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + " (blk." + std::to_string(layer) + ".attn_q/k/v)");
   }
-  if (!with_v) D.wv = matrix(L.wv, "attn_v", layer);
+  if (!with_v) D.wv = matrix(L.wv, "attn_v", layer), D.bv = floats(L.bv);
   if (!L.bq.empty() || !L.bk.empty() || (with_v && !L.bv.empty())) {  // zeros where one has none
     std::vector<float> b(static_cast<size_t>(D.qkv.rows), 0.0f);
     const std::vector<float>* parts[3] = {&L.bq, &L.bk, &L.bv};

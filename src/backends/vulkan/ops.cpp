@@ -210,16 +210,6 @@ void Ops::glu(Stream& s, const Buffer& gate, const Buffer& up, Buffer& out, int6
   s.dispatch(kernel("glu", 3, sizeof push), {&gate, &up, &out}, &push, gx, gy);
 }
 
-void Ops::rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,
-               bool half_split) {
-  struct {
-    uint32_t n_tokens, n_heads, hd, half_split;
-  } push{to_u32(n_tokens, "token count"), to_u32(n_heads, "head count"), to_u32(hd, "head size"), half_split ? 1u : 0u};
-  uint32_t gx, gy;
-  thread_groups(n_tokens * n_heads * (hd / 2), gx, gy);
-  s.dispatch(kernel("rope", 3, sizeof push), {&x, &cos, &sin}, &push, gx, gy);
-}
-
 void Ops::store_kv(Stream& s, const Buffer& k, const Buffer& v, const Buffer& cos, const Buffer& sin, const Buffer& pos,
                    Buffer& k_cache, Buffer& v_cache, const KvLayout& kv, int layer, int64_t n_tokens, bool half_split,
                    Buffer* q, int64_t n_heads) {
@@ -277,11 +267,8 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
          kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits)};
   const uint32_t heads = to_u32(a.n_heads, "head count"), tokens = static_cast<uint32_t>(n_tokens);
   if (splits == 1 && n_tokens >= kPromptQueries) {  // 16 queries a workgroup share each tile of the cache
-    struct {
-      uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
-      float scale, softcap;
-      uint32_t window, n_tokens;
-    } prompt{push.n_heads, push.n_kv_heads, push.hd, push.layer_words, push.row_words, push.scale, push.softcap, push.window, tokens};
+    auto prompt = push;
+    prompt.n_splits = tokens;  // attention_prefill.comp reads this field as the token count
     s.dispatch(kernel("attention_prefill", 5, sizeof prompt), {&q, &k_cache, &v_cache, &pos, &out}, &prompt, heads,
                static_cast<uint32_t>((n_tokens + kPromptQueries - 1) / kPromptQueries));
     return;

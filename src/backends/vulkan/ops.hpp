@@ -86,10 +86,6 @@ class Ops {
   // floats) and glu.
   void glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Buffer& out, Buffer& scratch, int64_t n_tokens,
                   bool gelu, const InputNorm* norm = nullptr);
-  // RoPE in place over n_tokens x n_heads heads of hd values with token t's angles at row t
-  // of cos / sin (hd / 2 each).
-  void rope(Stream& s, Buffer& x, const Buffer& cos, const Buffer& sin, int64_t n_tokens, int64_t n_heads, int64_t hd,
-            bool half_split);
 
   // The f16 KV cache of every layer: capacity positions of n_kv_heads * head_dim halves.
   struct KvLayout {
