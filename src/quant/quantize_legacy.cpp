@@ -76,10 +76,10 @@ void reference_affine(const float* x, int levels, uint8_t* q, float* d_out, floa
 
 // Importance path, symmetric: searched scale, rounded to f16, then the values re-rounded
 // against the stored scale. Writes q + half (unsigned codes).
-float searched_symmetric(const float* x, const float* imp, int qmin, int qmax, uint8_t* q) {
+float searched_symmetric(const float* x, const float* imp, int qmin, int qmax, float row_sigma2, uint8_t* q) {
   float w[QK];
   int8_t s[QK];
-  error_weights(x, imp, QK, w, ImportanceUse::TimesMagnitude);  // measured closer than importance alone here
+  error_weights(x, imp, QK, w, ImportanceUse::TimesMagnitude, row_sigma2);  // measured closer than importance alone here
   const float d = f16_round(fit_symmetric(x, w, QK, qmin, qmax, s));
   const float id = d != 0 ? 1.0f / d : 0.0f;
   for (int j = 0; j < QK; ++j) q[j] = static_cast<uint8_t>(round_clamp(x[j] * id, qmin, qmax) - qmin);
@@ -126,18 +126,20 @@ void set_codes_q8_0(uint8_t* block, const int* codes) {
 }
 
 void quantize_q4_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  const float row_sigma2 = imp ? mean_square(x, nb * QK) : -1;  // a row per call (GPTQ: a block)
   for (int64_t i = 0; i < nb; ++i, x += QK, dst += 18, imp = imp ? imp + QK : nullptr) {
     uint8_t q[QK];
-    const float d = imp ? searched_symmetric(x, imp, -8, 7, q) : reference_symmetric(x, 8, q);
+    const float d = imp ? searched_symmetric(x, imp, -8, 7, row_sigma2, q) : reference_symmetric(x, 8, q);
     put_f16(dst, d);
     pack_nibbles(q, dst + 2);
   }
 }
 
 void quantize_q5_0(const float* x, uint8_t* dst, int64_t nb, const float* imp) {
+  const float row_sigma2 = imp ? mean_square(x, nb * QK) : -1;  // a row per call (GPTQ: a block)
   for (int64_t i = 0; i < nb; ++i, x += QK, dst += 22, imp = imp ? imp + QK : nullptr) {
     uint8_t q[QK];
-    const float d = imp ? searched_symmetric(x, imp, -16, 15, q) : reference_symmetric(x, 16, q);
+    const float d = imp ? searched_symmetric(x, imp, -16, 15, row_sigma2, q) : reference_symmetric(x, 16, q);
     put_f16(dst, d);
     pack_high_bits(q, dst + 2);
     pack_nibbles(q, dst + 6);

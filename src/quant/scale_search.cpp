@@ -79,10 +79,15 @@ float fit_moments(const Moments& m, float sw, float sx, float sxx, bool offset_n
 
 }  // namespace
 
-void error_weights(const float* x, const float* importance, int n, float* w, ImportanceUse use) {
-  float sum2 = 0, wmax = 0;
-  for (int i = 0; i < n; ++i) sum2 += x[i] * x[i];
-  const float sigma2 = sum2 / static_cast<float>(n);
+float mean_square(const float* x, int64_t n) {
+  float sum2 = 0;
+  for (int64_t i = 0; i < n; ++i) sum2 += x[i] * x[i];
+  return n > 0 ? sum2 / static_cast<float>(n) : 0.0f;
+}
+
+void error_weights(const float* x, const float* importance, int n, float* w, ImportanceUse use, float row_sigma2) {
+  float wmax = 0;
+  const float sigma2 = row_sigma2 >= 0 ? row_sigma2 : mean_square(x, n);
   for (int i = 0; i < n; ++i) {
     const float v = sigma2 + x[i] * x[i];
     // With importance alone, the mean squared activation of each column: the expected squared

@@ -10,10 +10,15 @@ namespace minnow::quant {
 // error of the matmul's output), or with TimesMagnitude importance[i] * sqrt(sigma2 + x_i^2)
 // (llama.cpp's weighting: closer to the source for the symmetric 32-value types, not for
 // the others; docs/quantize.md); without: sigma2 + x_i^2, where large weights, which move
-// the outputs the most, are kept more exactly, and sigma2 (the group's mean square) keeps
-// every weight above zero so that small values are not given up entirely.
+// the outputs the most, are kept more exactly, and sigma2 keeps every weight above zero so
+// that small values are not given up entirely. sigma2 is the mean square of the group, or
+// of the whole row where the caller passes it (row_sigma2 >= 0: llama.cpp's choice for
+// TimesMagnitude).
 enum class ImportanceUse { Alone, TimesMagnitude };
-void error_weights(const float* x, const float* importance, int n, float* w, ImportanceUse use = ImportanceUse::Alone);
+void error_weights(const float* x, const float* importance, int n, float* w, ImportanceUse use = ImportanceUse::Alone,
+                   float row_sigma2 = -1);
+// Mean square of n values.
+float mean_square(const float* x, int64_t n);
 
 // x ~ scale * q with integer q in [qmin, qmax]. Tries inverse scales that put the value of
 // largest magnitude near either end of the range, refits the scale by least squares for
