@@ -67,9 +67,9 @@ MATMUL_BENCH(Q4_K, 1, false);
 MATMUL_BENCH(F16, 1, false);
 
 // One packed-row kernel over a 1536 x 576 matrix (SmolLM2's ffn_up; K-quants: 640 x 2048,
-// Gemma 3 270M's ffn_down), one thread, one token, per kernel table: the integer dot
-// instructions compared.
-void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int8) {
+// Gemma 3 270M's ffn_down), one thread, one token (decode) or four (a prompt's step), per
+// kernel table: the integer dot instructions compared.
+void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int8, int tokens) {
   const KernelTable* kt = kernels_named(table);
   if (!kt) {
     state.SkipWithError("kernel table not available on this CPU");
@@ -78,31 +78,41 @@ void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int
   const bool k_quant = dtype_traits(t).block_size == 256;
   const int64_t rows = k_quant ? 640 : 1536, cols = k_quant ? 2048 : 576, nb = cols / 32;
   Matrix m = make_matrix(t, rows, cols);
-  std::vector<float> x(static_cast<size_t>(cols), 0.01f), out(8);
-  std::vector<Q8Block> x8(static_cast<size_t>(nb));
-  std::vector<Q15Block> x15(static_cast<size_t>(nb));
-  quantize_q8(x.data(), cols, x8.data());
-  quantize_q15(x.data(), cols, x15.data());
+  std::vector<float> x(static_cast<size_t>(cols), 0.01f), out(static_cast<size_t>(8 * tokens));
+  std::vector<Q8Block> x8(static_cast<size_t>(nb * tokens));
+  std::vector<Q15Block> x15(static_cast<size_t>(nb * tokens));
+  for (int i = 0; i < tokens; ++i) {
+    quantize_q8(x.data(), cols, x8.data() + i * nb);
+    quantize_q15(x.data(), cols, x15.data() + i * nb);
+  }
   const size_t group_bytes = packed_group_bytes(t, cols);
   for (auto _ : state) {
     for (int64_t g = 0; g < rows / kPackRows; ++g) {
       const uint8_t* group = m.packed.data() + static_cast<size_t>(g) * group_bytes;
       if (int8)
-        kt->packed_dot(t)(group, x8.data(), nb, 1, out.data());
+        kt->packed_dot(t)(group, x8.data(), nb, tokens, out.data());
       else
-        kt->packed_dot15(t)(group, x15.data(), nb, 1, out.data());
+        kt->packed_dot15(t)(group, x15.data(), nb, tokens, out.data());
     }
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.packed.size()));
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(state.iterations() * tokens), benchmark::Counter::kIsRate);
 }
 
 #define PACKED_BENCH(T)                                                                                            \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_scalar_q15, DType::T, "scalar", false)->Unit(benchmark::kMicrosecond);      \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_q15, DType::T, "avx2", false)->Unit(benchmark::kMicrosecond);          \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15, DType::T, "avx2+vnni", false)->Unit(benchmark::kMicrosecond);     \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_int8, DType::T, "avx2", true)->Unit(benchmark::kMicrosecond);          \
-  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_int8, DType::T, "avx2+vnni", true)->Unit(benchmark::kMicrosecond)
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_scalar_q15, DType::T, "scalar", false, 1)->Unit(benchmark::kMicrosecond);   \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_q15, DType::T, "avx2", false, 1)->Unit(benchmark::kMicrosecond);       \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15, DType::T, "avx2+vnni", false, 1)->Unit(benchmark::kMicrosecond);  \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_int8, DType::T, "avx2", true, 1)->Unit(benchmark::kMicrosecond);       \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_int8, DType::T, "avx2+vnni", true, 1)->Unit(benchmark::kMicrosecond);  \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512vnni_int8, DType::T, "avx2+avx512vnni", true, 1)                      \
+      ->Unit(benchmark::kMicrosecond);                                                                             \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_q15_4tok, DType::T, "avx2", false, 4)->Unit(benchmark::kMicrosecond);  \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15_4tok, DType::T, "avx2+vnni", false, 4)                             \
+      ->Unit(benchmark::kMicrosecond);                                                                             \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512vnni_q15_4tok, DType::T, "avx2+avx512vnni", false, 4)                 \
+      ->Unit(benchmark::kMicrosecond)
 
 PACKED_BENCH(Q4_0);
 PACKED_BENCH(Q4_1);

@@ -122,13 +122,13 @@ struct KernelTable {
 
 const KernelTable& ref_kernels();  // "scalar"
 // The SIMD tables compiled in that this CPU can run, best last: x86-64 "avx2",
-// "avx2+vnni"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
+// "avx2+avx512vnni", "avx2+vnni"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
 std::span<const KernelTable* const> simd_kernels();
 // The scalar table or one of simd_kernels() by name, or nullptr.
 const KernelTable* kernels_named(std::string_view name);
 // The table in use, chosen once: MINNOW_FORCE_SCALAR=1 -> scalar; MINNOW_KERNELS=<name> ->
 // that table if this CPU runs it; else the best of simd_kernels() (MINNOW_NO_VNNI=1 skips
-// avx2+vnni); scalar when there is none.
+// both vnni tables); scalar when there is none.
 const KernelTable& active();
 
 // A weight matrix as stored: `rows` rows of `cols` elements of `type`, rows contiguous.

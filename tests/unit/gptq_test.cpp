@@ -79,7 +79,9 @@ TEST(Gptq, FactorInvertsTheDampedMoments) {
         double s = 0;
         for (int k = 0; k <= std::min(i, j); ++k) s += static_cast<double>(u[k * n + i]) * u[k * n + j];
         uu[i * n + j] = s;
-        if (j < i) EXPECT_EQ(u[i * n + j], 0.0f);
+        if (j < i) {
+          EXPECT_EQ(u[i * n + j], 0.0f);
+        }
       }
     double worst = 0;
     for (int i = 0; i < n; ++i)

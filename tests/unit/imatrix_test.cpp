@@ -115,9 +115,9 @@ TEST(Imatrix, CollectorSumsSquaresPerColumnUnderEveryFedName) {
 
 TEST(Imatrix, MatchRefusesForeignNamesAndSizesAndListsMissing) {
   ModelSource src;
-  src.tensors.push_back({"blk.0.attn_q.weight", {4, 8}, "F32", 32, 128, {}});
-  src.tensors.push_back({"blk.0.ffn_up.weight", {4, 8}, "F32", 32, 128, {}});
-  src.tensors.push_back({"output_norm.weight", {4}, "F32", 4, 16, {}});
+  src.tensors.push_back({"blk.0.attn_q.weight", {4, 8}, "F32", 32, 128, nullptr, DType::F32, {}});
+  src.tensors.push_back({"blk.0.ffn_up.weight", {4, 8}, "F32", 32, 128, nullptr, DType::F32, {}});
+  src.tensors.push_back({"output_norm.weight", {4}, "F32", 4, 16, nullptr, DType::F32, {}});
   const auto matrices = [&](size_t i) { return src.tensors[i].dims.size() == 2; };
   Imatrix m;
   m.entries["blk.0.attn_q.weight"] = {{4, 8, 12, 16}, {4}};

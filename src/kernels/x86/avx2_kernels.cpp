@@ -376,29 +376,41 @@ const KernelTable& avx2_kernels() {
   return t;
 }
 
+namespace {
+
+// The AVX2 table with the packed kernels of one vpdpbusd encoding.
+#define MINNOW_WITH_PACKED(v, isa)                                                       \
+  v.packed_q4_0 = packed_q4_0_##isa, v.packed_q4_1 = packed_q4_1_##isa;                   \
+  v.packed_q5_0 = packed_q5_0_##isa, v.packed_q5_1 = packed_q5_1_##isa;                   \
+  v.packed_q8_0 = packed_q8_0_##isa, v.packed_q4_k = packed_q4_k_##isa;                   \
+  v.packed_q5_k = packed_q5_k_##isa, v.packed_q6_k = packed_q6_k_##isa;                   \
+  v.packed15_q4_0 = packed15_q4_0_##isa, v.packed15_q4_1 = packed15_q4_1_##isa;           \
+  v.packed15_q5_0 = packed15_q5_0_##isa, v.packed15_q5_1 = packed15_q5_1_##isa;           \
+  v.packed15_q8_0 = packed15_q8_0_##isa, v.packed15_q4_k = packed15_q4_k_##isa;           \
+  v.packed15_q5_k = packed15_q5_k_##isa, v.packed15_q6_k = packed15_q6_k_##isa
+
+}  // namespace
+
 const KernelTable& avx2_vnni_kernels() {
   static const KernelTable t = [] {
     KernelTable v = avx2_kernels();
     v.name = "avx2+vnni";
-    v.packed_q4_0 = packed_q4_0_vnni;
-    v.packed_q4_1 = packed_q4_1_vnni;
-    v.packed_q5_0 = packed_q5_0_vnni;
-    v.packed_q5_1 = packed_q5_1_vnni;
-    v.packed_q8_0 = packed_q8_0_vnni;
-    v.packed_q4_k = packed_q4_k_vnni;
-    v.packed_q5_k = packed_q5_k_vnni;
-    v.packed_q6_k = packed_q6_k_vnni;
-    v.packed15_q4_0 = packed15_q4_0_vnni;
-    v.packed15_q4_1 = packed15_q4_1_vnni;
-    v.packed15_q5_0 = packed15_q5_0_vnni;
-    v.packed15_q5_1 = packed15_q5_1_vnni;
-    v.packed15_q8_0 = packed15_q8_0_vnni;
-    v.packed15_q4_k = packed15_q4_k_vnni;
-    v.packed15_q5_k = packed15_q5_k_vnni;
-    v.packed15_q6_k = packed15_q6_k_vnni;
+    MINNOW_WITH_PACKED(v, vnni);
     return v;
   }();
   return t;
 }
+
+const KernelTable& avx2_avx512vnni_kernels() {
+  static const KernelTable t = [] {
+    KernelTable v = avx2_kernels();
+    v.name = "avx2+avx512vnni";
+    MINNOW_WITH_PACKED(v, avx512vnni);
+    return v;
+  }();
+  return t;
+}
+
+#undef MINNOW_WITH_PACKED
 
 }  // namespace minnow::kernels

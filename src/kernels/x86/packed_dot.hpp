@@ -1,6 +1,6 @@
 // Decode kernels over packed rows (kernels/packed.hpp), written once for two integer dot
-// instructions: packed_avx2.cpp instantiates them with vpmaddubsw, packed_vnni.cpp with
-// AVX-VNNI's vpdpbusd. Everything here has internal linkage, so each file gets its own
+// instructions: packed_avx2.cpp instantiates them with vpmaddubsw, packed_vnni.cpp and
+// packed_avx512vnni.cpp with vpdpbusd (packed_dpbusd.hpp). Everything here has internal linkage, so each file gets its own
 // copy compiled for its own instruction set.
 #pragma once
 #include <immintrin.h>
@@ -31,6 +31,7 @@ namespace minnow::kernels {
   void packed15_q6_k_##isa(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
 MINNOW_PACKED_KERNELS(avx2)
 MINNOW_PACKED_KERNELS(vnni)
+MINNOW_PACKED_KERNELS(avx512vnni)
 #undef MINNOW_PACKED_KERNELS
 
 namespace {
