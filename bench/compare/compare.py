@@ -86,7 +86,11 @@ def ensure_llama_cpp(jobs: int) -> None:
             sys.exit(f"this llama.cpp has no tools/{sub}: time llama.cpp through llama-cpp-python's API instead")
     log(f"building {', '.join(TOOLS)} with -j{jobs} (CPU only, GGML_NATIVE=ON) into {BUILD}")
     t0 = time.time()
+    # -mno-amx-*: on Sapphire Rapids the native build's AMX kernels (tinygemm_kernel_amx, on
+    # Q4_1) die with SIGILL; without them it runs (bench/compare/README.md).
+    no_amx = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
     run(["cmake", "-S", SRC, "-B", BUILD, "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON",
+         f"-DCMAKE_C_FLAGS={no_amx}", f"-DCMAKE_CXX_FLAGS={no_amx}",
          "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
          "-DLLAMA_BUILD_SERVER=OFF", "-DLLAMA_BUILD_APP=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_CURL=OFF"],
         stdout=subprocess.DEVNULL)
@@ -380,12 +384,25 @@ def parse_list(s: str) -> list[int]:
     return [int(x) for x in s.split(",") if x]
 
 
+# The real models beyond the default one, each timed when scripts/fetch-models has fetched it.
+OPTIONAL_MODELS = [("gemma-3-270m-Q4_K_M.gguf", "--gemma3"),
+                   ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "--qwen05"),
+                   ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "--qwen15")]
+
+
 def resolve_models(args) -> list[Path]:
     if args.models:
         return [Path(m).resolve() for m in args.models]
     if not DEFAULT_MODEL.exists():
         sys.exit(f"{DEFAULT_MODEL} is missing: run `make models`")
-    return [DEFAULT_MODEL, quantized(DEFAULT_MODEL, "Q4_0"), quantized(DEFAULT_MODEL, "Q8_0")]
+    models = [DEFAULT_MODEL, quantized(DEFAULT_MODEL, "Q4_0"), quantized(DEFAULT_MODEL, "Q8_0")]
+    for name, flag in OPTIONAL_MODELS:
+        path = ROOT / "models" / name
+        if path.exists():
+            models.append(path)
+        else:
+            log(f"{name} is not here: `scripts/fetch-models {flag}` adds it to the comparison")
+    return models
 
 
 def speed(args) -> None:
@@ -500,7 +517,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="rounds, each running both engines once (default 5)")
     ap.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     ap.add_argument("--models", nargs="+", help="GGUF files (default: the Q4_1 SmolLM2 file plus Q4_0 and Q8_0 "
-                    "versions made with llama-quantize --allow-requantize)")
+                    "versions made with llama-quantize --allow-requantize, then Gemma 3 270M and Qwen2.5-Coder "
+                    "0.5B and 1.5B Q4_K_M where scripts/fetch-models has fetched them)")
     ap.add_argument("--note", default="", help="a sentence added to the machine line (e.g. 'Shared machine.')")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/compare/*.md alone")
     ap.add_argument("--jobs", type=int, default=2, help="parallel jobs for the one-time llama.cpp build (default 2)")
