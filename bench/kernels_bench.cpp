@@ -78,7 +78,7 @@ void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int
   const bool k_quant = dtype_traits(t).block_size == 256;
   const int64_t rows = k_quant ? 640 : 1536, cols = k_quant ? 2048 : 576, nb = cols / 32;
   Matrix m = make_matrix(t, rows, cols);
-  std::vector<float> x(static_cast<size_t>(cols), 0.01f), out(static_cast<size_t>(8 * tokens));
+  std::vector<float> x(static_cast<size_t>(cols), 0.01f), out(static_cast<size_t>(16 * tokens));
   std::vector<Q8Block> x8(static_cast<size_t>(nb * tokens));
   std::vector<Q15Block> x15(static_cast<size_t>(nb * tokens));
   for (int i = 0; i < tokens; ++i) {
@@ -86,13 +86,17 @@ void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int
     quantize_q15(x.data(), cols, x15.data() + i * nb);
   }
   const size_t group_bytes = packed_group_bytes(t, cols);
+  // Tables with 16-row kernels (two groups a call) use them, as kernels::matmul does.
+  const PackedDotFn k8 = kt->packed16 ? kt->packed16(t) : kt->packed_dot(t);
+  const PackedDot15Fn k15 = kt->packed16_15 ? kt->packed16_15(t) : kt->packed_dot15(t);
+  const int64_t step = kt->packed16 ? 2 : 1;
   for (auto _ : state) {
-    for (int64_t g = 0; g < rows / kPackRows; ++g) {
+    for (int64_t g = 0; g < rows / kPackRows; g += step) {
       const uint8_t* group = m.packed.data() + static_cast<size_t>(g) * group_bytes;
       if (int8)
-        kt->packed_dot(t)(group, x8.data(), nb, tokens, out.data());
+        k8(group, x8.data(), nb, tokens, out.data());
       else
-        kt->packed_dot15(t)(group, x15.data(), nb, tokens, out.data());
+        k15(group, x15.data(), nb, tokens, out.data());
     }
     benchmark::DoNotOptimize(out.data());
   }
@@ -112,7 +116,14 @@ void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int
   BENCHMARK_CAPTURE(BM_PackedRows, T##_vnni_q15_4tok, DType::T, "avx2+vnni", false, 4)                             \
       ->Unit(benchmark::kMicrosecond);                                                                             \
   BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512vnni_q15_4tok, DType::T, "avx2+avx512vnni", false, 4)                 \
-      ->Unit(benchmark::kMicrosecond)
+      ->Unit(benchmark::kMicrosecond);                                                                             \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx2_int8_4tok, DType::T, "avx2", true, 4)->Unit(benchmark::kMicrosecond);  \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512vnni_int8_4tok, DType::T, "avx2+avx512vnni", true, 4)                 \
+      ->Unit(benchmark::kMicrosecond);                                                                             \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_q15_4tok, DType::T, "avx512", false, 4)->Unit(benchmark::kMicrosecond);\
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_int8_4tok, DType::T, "avx512", true, 4)->Unit(benchmark::kMicrosecond);\
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_int8, DType::T, "avx512", true, 1)->Unit(benchmark::kMicrosecond);    \
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_q15, DType::T, "avx512", false, 1)->Unit(benchmark::kMicrosecond)
 
 PACKED_BENCH(Q4_0);
 PACKED_BENCH(Q4_1);

@@ -30,7 +30,8 @@ CpuFeatures detect() {
   // AVX-VNNI is CPUID leaf 7, sub-leaf 1, EAX bit 4 (GCC 12's __builtin_cpu_supports misses it).
   f.avx_vnni = f.avx2_fma_f16c && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
   // __builtin_cpu_supports also checks that the OS saves the AVX-512 state (XCR0).
-  f.avx512_vnni = f.avx2_fma_f16c && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  f.avx512_vnni = f.avx2_fma_f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 #elif defined(__aarch64__) && defined(__APPLE__)
   f.neon = true;
   f.dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd");

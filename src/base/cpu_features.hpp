@@ -8,7 +8,7 @@ struct CpuFeatures {
   // x86-64
   bool avx2_fma_f16c = false;  // the AVX2 kernels' baseline
   bool avx_vnni = false;
-  bool avx512_vnni = false;  // with AVX512VL: vpdpbusd on 256-bit registers
+  bool avx512_vnni = false;  // with AVX-512 F, BW and VL (every CPU with VNNI has them)
   // aarch64 (NEON itself is part of every aarch64 CPU)
   bool neon = false;
   bool dotprod = false;  // sdot/udot (armv8.2-a FEAT_DotProd)

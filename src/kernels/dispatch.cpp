@@ -21,9 +21,10 @@ std::vector<const KernelTable*> runnable_tables() {
   std::vector<const KernelTable*> v;
 #if defined(MINNOW_HAVE_X86_KERNELS)
   if (cpu.avx2_fma_f16c) v.push_back(&avx2_kernels());
-  // The last is preferred: AVX-VNNI's shorter VEX form where a CPU has both.
+  // The last is preferred.
   if (cpu.avx512_vnni) v.push_back(&avx2_avx512vnni_kernels());
   if (cpu.avx_vnni) v.push_back(&avx2_vnni_kernels());
+  if (cpu.avx512_vnni) v.push_back(&avx512_kernels());
 #endif
 #if defined(MINNOW_HAVE_ARM_KERNELS)
   if (cpu.neon) v.push_back(&neon_kernels());

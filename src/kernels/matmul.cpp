@@ -9,6 +9,7 @@
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "base/error.hpp"
@@ -104,19 +105,24 @@ const Block* quantized(const float* x, int64_t n_tokens, int64_t k, void (*quant
   return q;
 }
 
-// Rows r0..r1 (a multiple of 8 apart, or to the end) of a packed matrix against every token.
+// Rows r0..r1 (a multiple of 8 apart, or to the end) of a packed matrix against every token:
+// 16 rows per call where the table has such kernels (kernel16), else 8.
 template <typename Block, typename Kernel>
-void packed_rows(const WeightView& w, Kernel kernel, const Block* xq, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
+void packed_rows(const WeightView& w, Kernel kernel, Kernel kernel16, const Block* xq, int64_t n_tokens, int64_t r0,
+                 int64_t r1, float* y) {
   const int64_t nb = w.cols / 32;
   const size_t group_bytes = packed_group_bytes(w.type, w.cols);
-  float out[kMaxMultiTokens * kPackRows];
+  float out[kMaxMultiTokens * 2 * kPackRows];
   for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
     const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
-    for (int64_t g = r0; g < r1; g += kPackRows) {
-      kernel(w.packed + static_cast<size_t>(g / kPackRows) * group_bytes, xq + t * nb, nb, nt, out);
-      const int64_t n_rows = std::min(kPackRows, w.rows - g);
+    for (int64_t g = r0; g < r1;) {
+      const int64_t step = kernel16 && r1 - g > kPackRows ? 2 * kPackRows : kPackRows;
+      (step > kPackRows ? kernel16 : kernel)(w.packed + static_cast<size_t>(g / kPackRows) * group_bytes, xq + t * nb,
+                                             nb, nt, out);
+      const int64_t n_rows = std::min(step, w.rows - g);
       for (int j = 0; j < nt; ++j)
-        for (int64_t r = 0; r < n_rows; ++r) y[(t + j) * w.rows + g + r] = out[j * kPackRows + r];
+        for (int64_t r = 0; r < n_rows; ++r) y[(t + j) * w.rows + g + r] = out[j * step + r];
+      g += step;
     }
   }
 }
@@ -126,6 +132,8 @@ void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_t
   const KernelTable& kt = active();
   const int64_t k = outs[0].w->cols;
   const TaskSplit split(outs, kRowsPerTask);
+  static const bool exp_int8_prompt = std::getenv("MINNOW_INT8_PROMPT") != nullptr;
+  if (exp_int8_prompt && n_tokens >= kPrefillMinTokens) int8_activations = true;
   const Q8Block* xq8 = int8_activations ? quantized(x, n_tokens, k, kt.to_q8, pool) : nullptr;
   const Q15Block* xq15 = int8_activations ? nullptr : quantized(x, n_tokens, k, kt.to_q15, pool);
   pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
@@ -133,9 +141,10 @@ void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_t
     const WeightView& w = *outs[o].w;
     const int64_t r0 = (task - split.first[o]) * kRowsPerTask, r1 = std::min(w.rows, r0 + kRowsPerTask);
     if (xq8)
-      packed_rows(w, kt.packed_dot(w.type), xq8, n_tokens, r0, r1, outs[o].y);
+      packed_rows(w, kt.packed_dot(w.type), kt.packed16 ? kt.packed16(w.type) : nullptr, xq8, n_tokens, r0, r1, outs[o].y);
     else
-      packed_rows(w, kt.packed_dot15(w.type), xq15, n_tokens, r0, r1, outs[o].y);
+      packed_rows(w, kt.packed_dot15(w.type), kt.packed16_15 ? kt.packed16_15(w.type) : nullptr, xq15, n_tokens, r0, r1,
+                  outs[o].y);
   });
 }
 

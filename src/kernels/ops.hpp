@@ -118,11 +118,16 @@ struct KernelTable {
   // quantize_q8 / quantize_q15, bit for bit.
   void (*to_q8)(const float* x, int64_t k, Q8Block* out);
   void (*to_q15)(const float* x, int64_t k, Q15Block* out);
+  // Optional: the same over 16 rows, two consecutive groups (the second packed_group_bytes
+  // after the first), out[t * 16 + r]; bit for bit the 8-row kernels' results. nullptr
+  // where the table has none; a function that returns nullptr for a type without them.
+  PackedDotFn (*packed16)(DType t);
+  PackedDot15Fn (*packed16_15)(DType t);
 };
 
 const KernelTable& ref_kernels();  // "scalar"
 // The SIMD tables compiled in that this CPU can run, best last: x86-64 "avx2",
-// "avx2+avx512vnni", "avx2+vnni"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
+// "avx2+avx512vnni", "avx2+vnni", "avx512"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
 std::span<const KernelTable* const> simd_kernels();
 // The scalar table or one of simd_kernels() by name, or nullptr.
 const KernelTable* kernels_named(std::string_view name);

@@ -75,6 +75,14 @@ auto kernel(const KernelTable& kt, DType t) {
     return kt.packed_dot15(t);
 }
 
+template <typename Block>
+auto kernel16(const KernelTable& kt, DType t) {
+  if constexpr (std::is_same_v<Block, Q8Block>)
+    return kt.packed16(t);
+  else
+    return kt.packed16_15(t);
+}
+
 std::span<const KernelTable* const> simd_tables() { return simd_kernels(); }
 
 }  // namespace
@@ -159,6 +167,45 @@ TEST(PackedKernels, SimdKernelsEqualScalarForAnyTokenCount) {
   if (simd_tables().empty()) GTEST_SKIP() << "no SIMD kernels for this CPU";
   simd_kernels_equal_scalar<Q8Block>();
   simd_kernels_equal_scalar<Q15Block>();
+}
+
+// The 16-row kernels (two consecutive groups) of the tables that have them: each half
+// equals the scalar 8-row kernel on its group, bit for bit.
+template <typename Block>
+void sixteen_row_kernels_equal_scalar(const KernelTable& kt) {
+  std::mt19937 rng(17);
+  for (DType t : kTypes)
+    for (int64_t cols : widths(t, {32, 64, 160, 576, 1536})) {
+      Packed p = make(t, 16, cols, rng);
+      const int64_t nb = cols / 32;
+      const size_t group_bytes = packed_group_bytes(t, cols);
+      auto xq = quantized_activations<Block>(kMaxMultiTokens, cols, rng);
+      float want[kMaxMultiTokens * 16];
+      for (int tok = 0; tok < kMaxMultiTokens; ++tok)
+        for (int g = 0; g < 2; ++g)
+          kernel<Block>(ref_kernels(), t)(p.packed.data() + g * group_bytes, xq.data() + tok * nb, nb, 1,
+                                          want + tok * 16 + g * 8);
+      const auto k16 = kernel16<Block>(kt, t);
+      ASSERT_NE(k16, nullptr) << kt.name << " " << dtype_name(t);
+      for (int n = 1; n <= kMaxMultiTokens; ++n) {
+        float got[kMaxMultiTokens * 16];
+        k16(p.packed.data(), xq.data(), nb, n, got);
+        for (int i = 0; i < n * 16; ++i)
+          ASSERT_EQ(got[i], want[i]) << kt.name << " " << dtype_name(t) << " cols=" << cols << " tokens=" << n
+                                     << " out=" << i;
+      }
+    }
+}
+
+TEST(PackedKernels, SixteenRowKernelsEqualScalar) {
+  int tables = 0;
+  for (const KernelTable* kt : simd_tables())
+    if (kt->packed16) {
+      sixteen_row_kernels_equal_scalar<Q8Block>(*kt);
+      sixteen_row_kernels_equal_scalar<Q15Block>(*kt);
+      ++tables;
+    }
+  if (tables == 0) GTEST_SKIP() << "no 16-row kernels for this CPU";
 }
 
 TEST(PackedKernels, Quantize15RoundTrips) {

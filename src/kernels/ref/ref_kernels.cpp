@@ -321,7 +321,9 @@ const KernelTable& ref_kernels() {
                              .packed15_q5_k = packed_k_ref<DType::Q5_K, Q15Block>,
                              .packed15_q6_k = packed_k_ref<DType::Q6_K, Q15Block>,
                              .to_q8 = quantize_q8,
-                             .to_q15 = quantize_q15};
+                             .to_q15 = quantize_q15,
+                             .packed16 = nullptr,
+                             .packed16_15 = nullptr};
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include "kernels/x86/attention_avx2.hpp"
 #include "kernels/x86/elementwise.hpp"
 #include "kernels/x86/fused_rows.hpp"
+#include "kernels/x86/packed_avx512.hpp"
 #include "kernels/x86/packed_dot.hpp"
 #include "kernels/x86/softmax.hpp"
 
@@ -372,7 +373,9 @@ const KernelTable& avx2_kernels() {
                              .packed15_q5_k = packed15_q5_k_avx2,
                              .packed15_q6_k = packed15_q6_k_avx2,
                              .to_q8 = quantize_q8_avx2,
-                             .to_q15 = quantize_q15_avx2};
+                             .to_q15 = quantize_q15_avx2,
+                             .packed16 = nullptr,
+                             .packed16_15 = nullptr};
   return t;
 }
 
@@ -412,5 +415,16 @@ const KernelTable& avx2_avx512vnni_kernels() {
 }
 
 #undef MINNOW_WITH_PACKED
+
+const KernelTable& avx512_kernels() {
+  static const KernelTable t = [] {
+    KernelTable v = avx2_avx512vnni_kernels();
+    v.name = "avx512";
+    v.packed16 = packed16_avx512;
+    v.packed16_15 = packed16_15_avx512;
+    return v;
+  }();
+  return t;
+}
 
 }  // namespace minnow::kernels
