@@ -9,7 +9,6 @@
 // Several matrices that read the same input (Q/K/V, gate/up) run as one parallel loop,
 // so a decode step pays one thread synchronization for them instead of several.
 #include <algorithm>
-#include <cstdlib>
 #include <vector>
 
 #include "base/error.hpp"
@@ -132,8 +131,6 @@ void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_t
   const KernelTable& kt = active();
   const int64_t k = outs[0].w->cols;
   const TaskSplit split(outs, kRowsPerTask);
-  static const bool exp_int8_prompt = std::getenv("MINNOW_INT8_PROMPT") != nullptr;
-  if (exp_int8_prompt && n_tokens >= kPrefillMinTokens) int8_activations = true;
   const Q8Block* xq8 = int8_activations ? quantized(x, n_tokens, k, kt.to_q8, pool) : nullptr;
   const Q15Block* xq15 = int8_activations ? nullptr : quantized(x, n_tokens, k, kt.to_q15, pool);
   pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
