@@ -231,14 +231,14 @@ def bench_llama(model: Path, threads: int) -> dict:
     return res
 
 
-def bench_minnow(exe: Path, model: Path, threads: int) -> dict:
+def bench_minnow(exe: Path, model: Path, threads: int, extra: list[str]) -> dict:
     """Three minnow bench processes (pp128 + TTFT, pp512, tg128), one repetition each after its warm-up."""
     res: dict = {}
     rss = []
 
     def call(p: int, n: int) -> dict:
         out, r = timed([exe, "bench", "-m", model, "-t", threads, "-p", p, "-n", n, "-r", "1",
-                        "--ctx", p + n, "--json"])
+                        "--ctx", p + n, "--json", *extra])
         rss.append(r)
         return json.loads(out.strip().splitlines()[-1])
 
@@ -417,7 +417,7 @@ def speed(args) -> None:
         "load_start": loadavg(),
         "llama_commit": llama_commit(),
         "minnow_commit": minnow_commit(),
-        "note": args.note,
+        "note": args.note + (f" minnow ran with `{args.minnow_args}`." if args.minnow_args else ""),
         "weight_bytes": {m.name: gguf_tensor_data_bytes(m) for m in models},
     }
     data = {m.name: {t: {"llama": {}, "minnow": {}} for t in threads} for m in models}
@@ -430,7 +430,7 @@ def speed(args) -> None:
             for t in threads:
                 order = ["llama", "minnow"] if rnd % 2 == 0 else ["minnow", "llama"]
                 for engine in order:
-                    r = bench_llama(model, t) if engine == "llama" else bench_minnow(minnow, model, t)
+                    r = bench_llama(model, t) if engine == "llama" else bench_minnow(minnow, model, t, args.minnow_args.split())
                     for k, v in r.items():
                         if isinstance(v, (int, float)) and v is not None:
                             data[model.name][t][engine].setdefault(k, []).append(float(v))
@@ -520,6 +520,8 @@ def main() -> None:
                     "versions made with llama-quantize --allow-requantize, then Gemma 3 270M and Qwen2.5-Coder "
                     "0.5B and 1.5B Q4_K_M where scripts/fetch-models has fetched them)")
     ap.add_argument("--note", default="", help="a sentence added to the machine line (e.g. 'Shared machine.')")
+    ap.add_argument("--minnow-args", default="", help="extra flags for minnow bench, e.g. '--int8-decode' (int8 "
+                    "activations, llama.cpp's precision); said in the table's notes")
     ap.add_argument("--no-write", action="store_true", help="print only; leave bench/compare/*.md alone")
     ap.add_argument("--jobs", type=int, default=2, help="parallel jobs for the one-time llama.cpp build (default 2)")
     ap.add_argument("--perplexity", action="store_true", help="run llama-perplexity on wikitext-2 instead")
