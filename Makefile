@@ -17,14 +17,15 @@ build: setup
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS)
 
+# Only what test-asan runs: the tests (the CLI, server and benchmarks are the release build's).
 build-asan: setup
 	@cmake --preset asan >/dev/null
-	@cmake --build --preset asan -j $(JOBS)
+	@cmake --build --preset asan -j $(JOBS) --target minnow_tests
 
 # aarch64 Linux (phones, boards), cross-compiled and statically linked: cmake/aarch64-linux-gnu.cmake.
 build-aarch64: setup
 	@cmake --preset aarch64 >/dev/null
-	@cmake --build --preset aarch64 -j $(JOBS)
+	@cmake --build --preset aarch64 -j $(JOBS) --target minnow minnow_tests
 
 # A stripped static aarch64 minnow for an Android adb shell, Termux or any ARM Linux board.
 dist: build-aarch64
@@ -93,6 +94,7 @@ bench-serve: build models
 # ARM_ARGS: e.g. --quick, or --llama-from .cache/arm-insn/runs/DATE.json to re-measure minnow alone.
 ARM_ARGS ?=
 bench-arm: build-aarch64 models
+	@cmake --build --preset aarch64 -j $(JOBS) --target minnow_packed_insns
 	@.venv/bin/python bench/arm/insn_compare.py $(ARM_ARGS)
 
 # Regenerates the golden data with transformers (big: torch in its own virtualenv).

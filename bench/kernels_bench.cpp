@@ -122,6 +122,8 @@ void BM_PackedRows(benchmark::State& state, DType t, const char* table, bool int
       ->Unit(benchmark::kMicrosecond);                                                                             \
   BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_q15_4tok, DType::T, "avx512", false, 4)->Unit(benchmark::kMicrosecond);\
   BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_int8_4tok, DType::T, "avx512", true, 4)->Unit(benchmark::kMicrosecond);\
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_q15_8tok, DType::T, "avx512", false, 8)->Unit(benchmark::kMicrosecond);\
+  BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_int8_8tok, DType::T, "avx512", true, 8)->Unit(benchmark::kMicrosecond);\
   BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_int8, DType::T, "avx512", true, 1)->Unit(benchmark::kMicrosecond);    \
   BENCHMARK_CAPTURE(BM_PackedRows, T##_avx512_q15, DType::T, "avx512", false, 1)->Unit(benchmark::kMicrosecond)
 

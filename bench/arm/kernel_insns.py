@@ -41,7 +41,7 @@ def main() -> None:
     ic.check_tools()
     ic.ensure_plugin()
     if not DRIVER.exists():
-        sys.exit(f"{DRIVER.relative_to(ic.ROOT)} is missing: run make build-aarch64")
+        sys.exit(f"{DRIVER.relative_to(ic.ROOT)} is missing: run make build-aarch64 && cmake --build --preset aarch64 --target minnow_packed_insns")
     cols = [f"{cpu} ({table})" for cpu, table in LEVELS]
     print("| type | activations | tokens per call | " + " | ".join(cols) + " |")
     print("|---|---|---:|" + "---:|" * len(cols))

@@ -111,13 +111,19 @@ void packed_rows(const WeightView& w, Kernel kernel, Kernel kernel16, const Bloc
                  int64_t r1, float* y) {
   const int64_t nb = w.cols / 32;
   const size_t group_bytes = packed_group_bytes(w.type, w.cols);
-  float out[kMaxMultiTokens * 2 * kPackRows];
-  for (int64_t t = 0; t < n_tokens; t += kMaxMultiTokens) {
-    const int nt = static_cast<int>(std::min<int64_t>(kMaxMultiTokens, n_tokens - t));
+  float out[kMaxMultiTokens16 * 2 * kPackRows];
+  const int64_t tokens_per_call = kernel16 ? kMaxMultiTokens16 : kMaxMultiTokens;
+  for (int64_t t = 0; t < n_tokens; t += tokens_per_call) {
+    const int nt = static_cast<int>(std::min<int64_t>(tokens_per_call, n_tokens - t));
     for (int64_t g = r0; g < r1;) {
+      const uint8_t* group = w.packed + static_cast<size_t>(g / kPackRows) * group_bytes;
       const int64_t step = kernel16 && r1 - g > kPackRows ? 2 * kPackRows : kPackRows;
-      (step > kPackRows ? kernel16 : kernel)(w.packed + static_cast<size_t>(g / kPackRows) * group_bytes, xq + t * nb,
-                                             nb, nt, out);
+      if (step > kPackRows) {
+        kernel16(group, xq + t * nb, nb, nt, out);
+      } else {  // a last group alone: the 8-row kernel, kMaxMultiTokens at a time
+        for (int j = 0; j < nt; j += kMaxMultiTokens)
+          kernel(group, xq + (t + j) * nb, nb, std::min(kMaxMultiTokens, nt - j), out + j * kPackRows);
+      }
       const int64_t n_rows = std::min(step, w.rows - g);
       for (int j = 0; j < nt; ++j)
         for (int64_t r = 0; r < n_rows; ++r) y[(t + j) * w.rows + g + r] = out[j * step + r];

@@ -50,6 +50,7 @@ void quantize_q15(const float* x, int64_t k, Q15Block* out);  // the reference (
 using PackedDotFn = void (*)(const uint8_t* group, const Q8Block* x, int64_t nb, int n_tokens, float* out);
 using PackedDot15Fn = void (*)(const uint8_t* group, const Q15Block* x, int64_t nb, int n_tokens, float* out);
 constexpr int kMaxMultiTokens = 4;
+constexpr int kMaxMultiTokens16 = 8;  // the 16-row kernels' (KernelTable::packed16): 32 registers
 constexpr int kMaxAttnQueries = 4;
 
 struct KernelTable {
@@ -119,7 +120,7 @@ struct KernelTable {
   void (*to_q8)(const float* x, int64_t k, Q8Block* out);
   void (*to_q15)(const float* x, int64_t k, Q15Block* out);
   // Optional: the same over 16 rows, two consecutive groups (the second packed_group_bytes
-  // after the first), out[t * 16 + r]; bit for bit the 8-row kernels' results. nullptr
+  // after the first), for up to kMaxMultiTokens16 tokens, out[t * 16 + r]; bit for bit the 8-row kernels' results. nullptr
   // where the table has none; a function that returns nullptr for a type without them.
   PackedDotFn (*packed16)(DType t);
   PackedDot15Fn (*packed16_15)(DType t);

@@ -179,16 +179,16 @@ void sixteen_row_kernels_equal_scalar(const KernelTable& kt) {
       Packed p = make(t, 16, cols, rng);
       const int64_t nb = cols / 32;
       const size_t group_bytes = packed_group_bytes(t, cols);
-      auto xq = quantized_activations<Block>(kMaxMultiTokens, cols, rng);
-      float want[kMaxMultiTokens * 16];
-      for (int tok = 0; tok < kMaxMultiTokens; ++tok)
+      auto xq = quantized_activations<Block>(kMaxMultiTokens16, cols, rng);
+      float want[kMaxMultiTokens16 * 16];
+      for (int tok = 0; tok < kMaxMultiTokens16; ++tok)
         for (int g = 0; g < 2; ++g)
           kernel<Block>(ref_kernels(), t)(p.packed.data() + g * group_bytes, xq.data() + tok * nb, nb, 1,
                                           want + tok * 16 + g * 8);
       const auto k16 = kernel16<Block>(kt, t);
       ASSERT_NE(k16, nullptr) << kt.name << " " << dtype_name(t);
-      for (int n = 1; n <= kMaxMultiTokens; ++n) {
-        float got[kMaxMultiTokens * 16];
+      for (int n = 1; n <= kMaxMultiTokens16; ++n) {
+        float got[kMaxMultiTokens16 * 16];
         k16(p.packed.data(), xq.data(), nb, n, got);
         for (int i = 0; i < n * 16; ++i)
           ASSERT_EQ(got[i], want[i]) << kt.name << " " << dtype_name(t) << " cols=" << cols << " tokens=" << n

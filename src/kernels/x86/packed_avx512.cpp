@@ -7,6 +7,10 @@
 // dispatch.cpp's CPUID check.
 #include <immintrin.h>
 
+// GCC 12 flags its own _mm512_inserti64x4 (an undefined merge source inside the header).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <cstring>
 #include <type_traits>
 
@@ -28,12 +32,12 @@ inline void prefetch2(const uint8_t* a, size_t stride) {
 
 // 32 bytes at a (group A) and at a + stride (group B).
 inline __m512i load2(const uint8_t* a, size_t stride) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+  return _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + stride)), 1);
 }
 // 8 halves from each group as 16 floats.
 inline __m512 halves2(const uint8_t* a, size_t stride) {
-  const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
+  const __m256i h = _mm256_inserti128_si256(_mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
                                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + stride)), 1);
   return _mm512_cvtph_ps(h);
 }
@@ -232,7 +236,7 @@ inline void for_tokens(int n_tokens, Fn fn) {
 template <typename Act, DType T>
 void packed_pair(const uint8_t* group, const typename Act::Block* x, int64_t nb, int n_tokens, float* out) {
   const size_t stride = packed_group_bytes(T, nb * 32);
-  for_tokens<kMaxMultiTokens>(n_tokens, [&](auto nt) {
+  for_tokens<kMaxMultiTokens16>(n_tokens, [&](auto nt) {
     if constexpr (T == DType::Q8_0)
       q8_pair<Act, nt.value>(group, stride, x, nb, out);
     else if constexpr (T == DType::Q4_K || T == DType::Q5_K || T == DType::Q6_K)
