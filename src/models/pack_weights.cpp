@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/huge_pages.hpp"
 #include "kernels/packed.hpp"
 
 namespace minnow {
@@ -19,6 +20,9 @@ void pack_weights(LoadedModel& m, const std::function<void(const uint8_t*, size_
     if (w->data && !w->packed && kernels::packable(w->type)) total += kernels::packed_bytes(w->type, w->rows, w->cols);
   if (total == 0) return;
   m.packed = std::make_unique_for_overwrite<uint8_t[]>(total);
+  // Decode streams all of it once per token: with 4 KiB pages that is a TLB miss every 4 KiB
+  // of each stream (Qwen2.5-Coder-1.5B, -t 2, alternating runs: prefill +10%, decode level).
+  advise_huge_pages(m.packed.get(), total);
   uint8_t* dst = m.packed.get();
   // A slice of rows at a time, each dropped once copied: the file's pages and the copy
   // are both resident for one slice only, so loading peaks at the weights' size.

@@ -1,0 +1,19 @@
+#include "base/huge_pages.hpp"
+
+#include <cstdint>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace minnow {
+
+void advise_huge_pages([[maybe_unused]] void* p, [[maybe_unused]] size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice: failure is fine
+#endif
+}
+
+}  // namespace minnow
