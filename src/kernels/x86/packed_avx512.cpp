@@ -60,9 +60,11 @@ inline __m512i broadcast4(const int8_t* q, int j) {
   return _mm512_set1_epi32(v);
 }
 
+#define MINNOW_INLINE inline __attribute__((always_inline))
+
 // In lane r, row r's sum over chunks j: w[j] unsigned (any of 0..255: vpdpbusd adds in
 // int32) against activation bytes 4j..4j+3. Two accumulators halve the dependent chain.
-inline __m512i unsigned_dot(const __m512i w[8], const int8_t* q) {
+MINNOW_INLINE __m512i unsigned_dot(const __m512i w[8], const int8_t* q) {
   __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
   for (int j = 0; j < 8; j += 2) {
     a = _mm512_dpbusd_epi32(a, w[j], broadcast4(q, j));
@@ -70,33 +72,38 @@ inline __m512i unsigned_dot(const __m512i w[8], const int8_t* q) {
   }
   return _mm512_add_epi32(a, b);
 }
-// Signed weights: |w| (aw) against x negated where w < 0 (neg: w's sign bits). AVX-512 has
-// no vpsignb; a masked subtraction does it (|x| <= 127, so negating is exact).
-inline __m512i signed_dot(const __m512i aw[], const __mmask64 neg[], const int8_t* q, int first, int n) {
-  __m512i a = _mm512_setzero_si512();
-  for (int j = first; j < first + n; ++j) {
+// Signed weights, chunks kFirst..kFirst+kN-1: |w| (aw) against x negated where w < 0 (neg:
+// w's sign bits). AVX-512 has no vpsignb; a masked subtraction does it (|x| <= 127, so
+// negating is exact).
+template <int kFirst, int kN>
+MINNOW_INLINE __m512i signed_dot(const __m512i aw[8], const __mmask64 neg[8], const int8_t* q) {
+  __m512i acc[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (int j = kFirst; j < kFirst + kN; ++j) {
     const __m512i x = broadcast4(q, j);
-    a = _mm512_dpbusd_epi32(a, aw[j], _mm512_mask_sub_epi8(x, neg[j], _mm512_setzero_si512(), x));
+    acc[j & 1] = _mm512_dpbusd_epi32(acc[j & 1], aw[j], _mm512_mask_sub_epi8(x, neg[j], _mm512_setzero_si512(), x));
   }
-  return a;
+  return _mm512_add_epi32(acc[0], acc[1]);
 }
 
 // How an activation block meets the weights (as packed_dot.hpp): int8 in one pass; 15-bit
 // as 128 * (w . hi) + (w . lo).
 struct Int8 {
   using Block = Q8Block;
-  static __m512i unsigned_sum(const __m512i w[8], const Block& x) { return unsigned_dot(w, x.q); }
-  static __m512i signed_sum(const __m512i aw[], const __mmask64 neg[], const Block& x, int first, int n) {
-    return signed_dot(aw, neg, x.q, first, n);
+  static MINNOW_INLINE __m512i unsigned_sum(const __m512i w[8], const Block& x) { return unsigned_dot(w, x.q); }
+  template <int kFirst, int kN>
+  static MINNOW_INLINE __m512i signed_sum(const __m512i aw[8], const __mmask64 neg[8], const Block& x) {
+    return signed_dot<kFirst, kN>(aw, neg, x.q);
   }
 };
 struct Split15 {
   using Block = Q15Block;
-  static __m512i unsigned_sum(const __m512i w[8], const Block& x) {
+  static MINNOW_INLINE __m512i unsigned_sum(const __m512i w[8], const Block& x) {
     return _mm512_add_epi32(_mm512_slli_epi32(unsigned_dot(w, x.hi), 7), unsigned_dot(w, x.lo));
   }
-  static __m512i signed_sum(const __m512i aw[], const __mmask64 neg[], const Block& x, int first, int n) {
-    return _mm512_add_epi32(_mm512_slli_epi32(signed_dot(aw, neg, x.hi, first, n), 7), signed_dot(aw, neg, x.lo, first, n));
+  template <int kFirst, int kN>
+  static MINNOW_INLINE __m512i signed_sum(const __m512i aw[8], const __mmask64 neg[8], const Block& x) {
+    return _mm512_add_epi32(_mm512_slli_epi32(signed_dot<kFirst, kN>(aw, neg, x.hi), 7),
+                            signed_dot<kFirst, kN>(aw, neg, x.lo));
   }
 };
 
@@ -168,7 +175,7 @@ inline void q8_pair(const uint8_t* g, size_t stride, const typename Act::Block* 
     }
     for (int t = 0; t < NT; ++t) {
       const auto& xb = x[t * nb + b];
-      const __m512i sum = Act::signed_sum(aw, neg, xb, 0, 8);
+      const __m512i sum = Act::template signed_sum<0, 8>(aw, neg, xb);
       acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb.d)), _mm512_cvtepi32_ps(sum), acc[t]);
     }
   }
@@ -205,8 +212,8 @@ inline void k_pair(const uint8_t* g, size_t stride, const typename Act::Block* x
         for (int t = 0; t < NT; ++t) {
           const auto& xb = xj[t * nb];
           const __m512 xd = _mm512_set1_ps(xb.d);
-          const __m512i lo = Act::signed_sum(w, neg, xb, 0, 4);
-          const __m512i hi = Act::signed_sum(w, neg, xb, 4, 4);
+          const __m512i lo = Act::template signed_sum<0, 4>(w, neg, xb);
+          const __m512i hi = Act::template signed_sum<4, 4>(w, neg, xb);
           acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(s_lo, xd), _mm512_cvtepi32_ps(lo), acc[t]);
           acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(s_hi, xd), _mm512_cvtepi32_ps(hi), acc[t]);
         }
