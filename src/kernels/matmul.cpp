@@ -21,6 +21,10 @@ namespace {
 
 constexpr int64_t kPanelRows = 16;  // rows dequantized together for the GEMM
 constexpr int64_t kRowsPerTask = 32;
+// Decode with several threads: tasks of about 1/kDecodeTasksPerThread of a thread's share,
+// so each thread streams a few long runs of weights (32-row tasks alternate between the
+// threads, and every switch restarts the prefetchers).
+constexpr int64_t kDecodeTasksPerThread = 4;
 constexpr int64_t kQuantizeInParallel = 16;  // tokens from which rounding x is split over threads
 constexpr size_t kMaxOutputs = 4;
 
@@ -139,13 +143,20 @@ void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_t
                     bool int8_activations) {
   const KernelTable& kt = active();
   const int64_t k = outs[0].w->cols;
-  const TaskSplit split(outs, kRowsPerTask);
+  int64_t rows_per_task = kRowsPerTask;
+  if (n_tokens < kPrefillMinTokens && pool.size() > 1) {
+    int64_t rows = 0;
+    for (const auto& o : outs) rows += o.w->rows;
+    const int64_t share = rows / (pool.size() * kDecodeTasksPerThread);
+    rows_per_task = std::max(kRowsPerTask, share / (2 * kPackRows) * (2 * kPackRows));
+  }
+  const TaskSplit split(outs, rows_per_task);
   const Q8Block* xq8 = int8_activations ? quantized(x, n_tokens, k, kt.to_q8, pool) : nullptr;
   const Q15Block* xq15 = int8_activations ? nullptr : quantized(x, n_tokens, k, kt.to_q15, pool);
   pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
     const size_t o = split.output_of(task);
     const WeightView& w = *outs[o].w;
-    const int64_t r0 = (task - split.first[o]) * kRowsPerTask, r1 = std::min(w.rows, r0 + kRowsPerTask);
+    const int64_t r0 = (task - split.first[o]) * rows_per_task, r1 = std::min(w.rows, r0 + rows_per_task);
     if (xq8)
       packed_rows(w, kt.packed_dot(w.type), kt.packed16 ? kt.packed16(w.type) : nullptr, xq8, n_tokens, r0, r1, outs[o].y);
     else
