@@ -253,34 +253,25 @@ void packed_pair(const uint8_t* group, const typename Act::Block* x, int64_t nb,
   });
 }
 
+// The kernel of type t over Act's blocks, or nullptr for a type without one.
+template <typename Act>
+auto packed_pair_of(DType t) -> void (*)(const uint8_t*, const typename Act::Block*, int64_t, int, float*) {
+  switch (t) {
+    case DType::Q4_0: return packed_pair<Act, DType::Q4_0>;
+    case DType::Q4_1: return packed_pair<Act, DType::Q4_1>;
+    case DType::Q5_0: return packed_pair<Act, DType::Q5_0>;
+    case DType::Q5_1: return packed_pair<Act, DType::Q5_1>;
+    case DType::Q8_0: return packed_pair<Act, DType::Q8_0>;
+    case DType::Q4_K: return packed_pair<Act, DType::Q4_K>;
+    case DType::Q5_K: return packed_pair<Act, DType::Q5_K>;
+    case DType::Q6_K: return packed_pair<Act, DType::Q6_K>;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
-PackedDotFn packed16_avx512(DType t) {
-  switch (t) {
-    case DType::Q4_0: return packed_pair<Int8, DType::Q4_0>;
-    case DType::Q4_1: return packed_pair<Int8, DType::Q4_1>;
-    case DType::Q5_0: return packed_pair<Int8, DType::Q5_0>;
-    case DType::Q5_1: return packed_pair<Int8, DType::Q5_1>;
-    case DType::Q8_0: return packed_pair<Int8, DType::Q8_0>;
-    case DType::Q4_K: return packed_pair<Int8, DType::Q4_K>;
-    case DType::Q5_K: return packed_pair<Int8, DType::Q5_K>;
-    case DType::Q6_K: return packed_pair<Int8, DType::Q6_K>;
-    default: return nullptr;
-  }
-}
-
-PackedDot15Fn packed16_15_avx512(DType t) {
-  switch (t) {
-    case DType::Q4_0: return packed_pair<Split15, DType::Q4_0>;
-    case DType::Q4_1: return packed_pair<Split15, DType::Q4_1>;
-    case DType::Q5_0: return packed_pair<Split15, DType::Q5_0>;
-    case DType::Q5_1: return packed_pair<Split15, DType::Q5_1>;
-    case DType::Q8_0: return packed_pair<Split15, DType::Q8_0>;
-    case DType::Q4_K: return packed_pair<Split15, DType::Q4_K>;
-    case DType::Q5_K: return packed_pair<Split15, DType::Q5_K>;
-    case DType::Q6_K: return packed_pair<Split15, DType::Q6_K>;
-    default: return nullptr;
-  }
-}
+PackedDotFn packed16_avx512(DType t) { return packed_pair_of<Int8>(t); }
+PackedDot15Fn packed16_15_avx512(DType t) { return packed_pair_of<Split15>(t); }
 
 }  // namespace minnow::kernels
