@@ -32,6 +32,9 @@ class Error;  // minnow/error.hpp: derives from std::runtime_error
 struct LoadedModel;
 class SequenceForward;
 class ThreadPool;
+namespace grammar {
+class TokenTrie;
+}
 
 struct ModelInfo {
   std::string architecture, name;
@@ -119,7 +122,16 @@ struct GenerateOptions {
   int max_tokens = 256;
   SamplingOptions sampling;
   bool stop_at_end_of_generation = true;  // stop on EOS / end-of-turn tokens
+  // Structured output: a GBNF grammar (llama.cpp's notation, root rule `root`) that the
+  // generated text must follow; empty: free text. json_schema_to_grammar() makes one.
+  // Generation ends when the grammar is complete and the model ends its turn.
+  std::string grammar;
 };
+
+// A GBNF grammar for the JSON texts a JSON Schema accepts (the subset in docs/structured-output.md);
+// "" or "{}" with json_object: any JSON object. Throws Error naming an unsupported keyword and its path.
+MINNOW_API std::string json_schema_to_grammar(std::string_view schema_json);
+MINNOW_API std::string json_object_grammar();
 
 struct GenerateResult {
   int n_prompt = 0;         // prompt tokens evaluated (after reusing the cached prefix)
@@ -167,6 +179,7 @@ class MINNOW_API Session {
   std::vector<int32_t> history_;
   std::vector<float> logits_;
   std::atomic<bool> cancel_{false};
+  std::shared_ptr<const grammar::TokenTrie> vocab_trie_;  // built at the first grammar
 };
 
 }  // namespace minnow

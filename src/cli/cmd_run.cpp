@@ -13,6 +13,7 @@ void register_run(CLI::App& app) {
     int n = 256;
     bool chat = false, quiet = false;
     SamplingOptions sampling;
+    GrammarFlags grammar;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "Generate text from a prompt, streaming it to stdout");
@@ -22,7 +23,9 @@ void register_run(CLI::App& app) {
   cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat template");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print timings to stderr");
   add_sampling_flags(*cmd, o->sampling);
+  add_grammar_flags(*cmd, o->grammar);
   cmd->callback([o] {
+    const std::string grammar = grammar_from_flags(o->grammar);  // before loading: a bad schema fails fast
     auto model = load_model_or_throw(o->model.model);
     std::string text = o->chat ? model->apply_chat_template({{"user", o->prompt}}, true) : o->prompt;
     std::vector<int32_t> prompt = model->tokenize(text);
@@ -34,6 +37,7 @@ void register_run(CLI::App& app) {
     GenerateOptions g;
     g.max_tokens = o->n;
     g.sampling = o->sampling;
+    g.grammar = grammar;
     GenerateResult r = session.generate(prompt, g, [](std::string_view piece, int32_t) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);

@@ -1,9 +1,12 @@
 #include "cli/common.hpp"
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <random>
 
+#include "grammar/gbnf.hpp"
 #include "minnow/error.hpp"
 
 namespace minnow::cli {
@@ -53,6 +56,37 @@ void add_sampling_flags(CLI::App& app, SamplingOptions& s) {
       ->check(CLI::PositiveNumber);
   app.add_option("--repeat-last-n", s.repeat_last_n, "How many recent tokens the penalty sees")->capture_default_str();
   app.add_option("--seed", s.seed, "Random seed (default: random); same seed + same input = same output");
+}
+
+void add_grammar_flags(CLI::App& app, GrammarFlags& f) {
+  auto* g = app.add_option("--grammar", f.grammar,
+                           "Constrain the output to a GBNF grammar (llama.cpp's notation; root rule `root`), e.g. "
+                           "'root ::= \"yes\" | \"no\"'");
+  auto* gf = app.add_option("--grammar-file", f.grammar_file, "Read the GBNF grammar from a file");
+  auto* j = app.add_option("--json-schema", f.json_schema,
+                           "Constrain the output to JSON that a JSON Schema accepts, e.g. "
+                           "'{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}'; "
+                           "'{}' for any JSON value");
+  auto* jf = app.add_option("--json-schema-file", f.json_schema_file, "Read the JSON Schema from a file");
+  g->excludes(gf)->excludes(j)->excludes(jf);
+  gf->excludes(j)->excludes(jf);
+  j->excludes(jf);
+}
+
+static std::string read_text_file(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(std::string("cannot read the ") + what + " file '" + path + "'");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string grammar_from_flags(const GrammarFlags& f) {
+  std::string g = !f.grammar.empty()            ? f.grammar
+                  : !f.grammar_file.empty()     ? read_text_file(f.grammar_file, "grammar")
+                  : !f.json_schema.empty()      ? json_schema_to_grammar(f.json_schema)
+                  : !f.json_schema_file.empty() ? json_schema_to_grammar(read_text_file(f.json_schema_file, "JSON Schema"))
+                                                : std::string{};
+  if (!g.empty()) grammar::parse_gbnf(g);  // checked before the model loads
+  return g;
 }
 
 std::unique_ptr<Model> load_model_or_throw(const std::string& path) { return Model::load(path); }

@@ -24,6 +24,14 @@ void add_model_flags(CLI::App& app, ModelFlags& f, bool with_ctx = true);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n, --seed.
 void add_sampling_flags(CLI::App& app, SamplingOptions& s);
 
+// Structured output: --grammar, --grammar-file, --json-schema, --json-schema-file (at most one).
+struct GrammarFlags {
+  std::string grammar, grammar_file, json_schema, json_schema_file;
+};
+void add_grammar_flags(CLI::App& app, GrammarFlags& f);
+// The GBNF text the flags ask for ("" for none): files read, a schema converted.
+std::string grammar_from_flags(const GrammarFlags& f);
+
 std::unique_ptr<Model> load_model_or_throw(const std::string& path);
 
 // Parses and runs; one clear line on stderr and a non-zero exit code on any error.

@@ -31,7 +31,33 @@ void Sampler::penalize_generated(std::span<float> logits, std::span<const int32_
   }
 }
 
-int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent, std::span<const int32_t> generated) {
+int32_t Sampler::draw() {
+  double total = 0;
+  for (auto& c : cand_) total += c.first;
+  double r = uniform() * total;
+  for (auto& c : cand_) {
+    r -= c.first;
+    if (r < 0) return c.second;
+  }
+  return cand_.back().second;
+}
+
+// Every disallowed logit to -inf, then greedy or a draw at the temperature.
+int32_t Sampler::sample_allowed(std::span<float> logits, grammar::TokenConstraint& grammar) {
+  grammar.allowed(allowed_);
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (!allowed_[i]) logits[i] = -INFINITY;
+  const int32_t best = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  if (o_.temperature <= 0.0f) return best;
+  const float mx = logits[static_cast<size_t>(best)];
+  cand_.clear();
+  for (int32_t i = 0; i < static_cast<int32_t>(logits.size()); ++i)
+    if (allowed_[static_cast<size_t>(i)]) cand_.emplace_back(std::exp((logits[static_cast<size_t>(i)] - mx) / o_.temperature), i);
+  return draw();
+}
+
+int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent, std::span<const int32_t> generated,
+                        grammar::TokenConstraint* grammar) {
   const int32_t n = static_cast<int32_t>(logits.size());
   if (o_.presence_penalty != 0.0f || o_.frequency_penalty != 0.0f) penalize_generated(logits, generated);
   if (o_.repeat_penalty != 1.0f && o_.repeat_last_n != 0) {
@@ -47,7 +73,10 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent
       l = l > 0 ? l / o_.repeat_penalty : l * o_.repeat_penalty;
     }
   }
-  if (o_.temperature <= 0.0f) return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  if (o_.temperature <= 0.0f) {
+    const int32_t best = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    return !grammar || grammar->allows(best) ? best : sample_allowed(logits, *grammar);
+  }
 
   // Candidates stay in id order unless a filter needs them by probability: a full sort of
   // a 50k-150k vocabulary would cost more than the forward pass of a small model.
@@ -87,14 +116,18 @@ int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> recent
     const float floor = top_prob * o_.min_p;
     std::erase_if(cand_, [&](const auto& c) { return c.first < floor; });  // keeps the order, and the maximum
   }
-  double total = 0;
-  for (auto& c : cand_) total += c.first;
-  double r = uniform() * total;
-  for (auto& c : cand_) {
-    r -= c.first;
-    if (r < 0) return c.second;
+  const int32_t id = draw();
+  if (!grammar || grammar->allows(id)) return id;
+  // Rejection: draw again among the survivors the grammar allows (the same distribution as
+  // drawing from them alone); asked token by token while there are few.
+  constexpr size_t kAskEach = 512;
+  if (cand_.size() <= kAskEach) {
+    std::erase_if(cand_, [&](const auto& c) { return c.second == id || !grammar->allows(c.second); });
+  } else {
+    grammar->allowed(allowed_);
+    std::erase_if(cand_, [&](const auto& c) { return !allowed_[static_cast<size_t>(c.second)]; });
   }
-  return cand_.back().second;
+  return cand_.empty() ? sample_allowed(logits, *grammar) : draw();
 }
 
 }  // namespace minnow

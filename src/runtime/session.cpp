@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
+#include "grammar/token_constraint.hpp"
 #include "minnow/llm.hpp"
 #include "models/model.hpp"
 #include "models/sequence_forward.hpp"
@@ -83,6 +85,13 @@ void Session::eval_all(std::span<const int32_t> tokens, const std::function<void
 
 GenerateResult Session::generate(std::span<const int32_t> prompt, const GenerateOptions& o, const TokenCallback& on_token) {
   cancel_.store(false);
+  const Tokenizer& tok = *model_.impl().tokenizer;
+  std::optional<grammar::TokenConstraint> constraint;
+  if (!o.grammar.empty()) {  // parsed before any work: a bad grammar fails fast
+    auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(o.grammar));
+    if (!vocab_trie_) vocab_trie_ = std::make_shared<const grammar::TokenTrie>(tok);
+    constraint.emplace(std::move(g), vocab_trie_, tok);
+  }
   GenerateResult r;
   size_t common = 0;
   while (common < history_.size() && common < prompt.size() && history_[common] == prompt[common]) ++common;
@@ -94,15 +103,18 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
 
   Sampler sampler(o.sampling, model_.info().vocab_size);
   StreamDecoder text;
-  const Tokenizer& tok = *model_.impl().tokenizer;
   t0 = std::chrono::steady_clock::now();
   // history_ holds exactly the tokens whose K/V are in the cache.
   for (;;) {
     if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
     if (cancel_.load()) { r.stop = GenerateResult::Stop::Cancelled; break; }
-    int32_t id = sampler.sample(logits_, history_);
+    int32_t id = sampler.sample(logits_, history_, {}, constraint ? &*constraint : nullptr);
     ++r.n_generated;
-    if (o.stop_at_end_of_generation && tok.is_end_of_generation(id)) { r.stop = GenerateResult::Stop::EndOfGeneration; break; }
+    if ((o.stop_at_end_of_generation || constraint) && tok.is_end_of_generation(id)) {
+      r.stop = GenerateResult::Stop::EndOfGeneration;
+      break;
+    }
+    if (constraint) constraint->accept(id);
     if (!on_token(text.push(tok.token_bytes(id)), id)) { r.stop = GenerateResult::Stop::Cancelled; break; }
     if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
     if (n_past() >= ctx_) { r.stop = GenerateResult::Stop::ContextFull; break; }

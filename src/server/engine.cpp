@@ -51,6 +51,7 @@ struct Engine::Slot {
   std::vector<int32_t> cached;  // tokens whose K/V are in kv, in position order
   std::shared_ptr<Job> job;     // null: free
   std::optional<Sampler> sampler;
+  std::optional<grammar::TokenConstraint> constraint;
   StreamDecoder text;
   StopMatcher stop;
   std::vector<int32_t> generated;
@@ -194,6 +195,12 @@ void Engine::admit() {
     s.fed = best_common;
     s.job = job;
     s.sampler.emplace(job->request_.sampling, model_.info().vocab_size);
+    s.constraint.reset();
+    if (job->request_.grammar) {
+      const Tokenizer& tok = *model_.impl().tokenizer;
+      if (!vocab_trie_) vocab_trie_ = std::make_shared<const grammar::TokenTrie>(tok);
+      s.constraint.emplace(job->request_.grammar, vocab_trie_, tok);
+    }
     s.text.reset();
     s.stop = StopMatcher(job->request_.stop);
     s.generated.clear();
@@ -287,13 +294,14 @@ bool Engine::step() {
     Slot& s = *logit_slots_[i];
     const CompletionRequest& r = s.job->request_;
     std::span<float> logits(&logits_[i * vocab], vocab);
-    const int32_t id = s.sampler->sample(logits, s.cached, s.generated);
+    const int32_t id = s.sampler->sample(logits, s.cached, s.generated, s.constraint ? &*s.constraint : nullptr);
     s.generated.push_back(id);
     ++sampled;
-    if (!r.ignore_eos && tok.is_end_of_generation(id)) {
+    if ((!r.ignore_eos || s.constraint) && tok.is_end_of_generation(id)) {
       finish(s, Finish::Stop);
       continue;
     }
+    if (s.constraint) s.constraint->accept(id);
     std::string out = s.stop.push(s.text.push(tok.token_bytes(id)));
     if (s.stop.stopped()) {
       s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));

@@ -18,6 +18,10 @@
 #include "minnow/llm.hpp"
 
 namespace minnow {
+namespace grammar {
+struct Grammar;
+class TokenTrie;
+}  // namespace grammar
 class KvCache;
 class SequenceForward;
 class Transformer;
@@ -45,6 +49,7 @@ struct CompletionRequest {
   int max_tokens = 256;
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  std::shared_ptr<const grammar::Grammar> grammar;  // structured output; null: free text
 };
 
 enum class Finish { Running, Stop, Length, Cancelled };
@@ -124,6 +129,7 @@ class Engine {
   EngineStats stats_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, int>> recent_tokens_;
   uint64_t admissions_ = 0;
+  std::shared_ptr<const grammar::TokenTrie> vocab_trie_;  // built at the first request with a grammar
 
   // Per-step scratch.
   std::vector<int32_t> tokens_, pos_, logit_rows_;

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "base/error.hpp"
+#include "grammar/gbnf.hpp"
+#include "grammar/json_schema.hpp"
 
 namespace minnow::server {
 
@@ -188,6 +190,42 @@ std::string error_body(const ApiError& e) {
   return json{{"error", err}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// Structured output: OpenAI's response_format (text, json_object, json_schema) or
+// llama-server's `grammar` (GBNF text). Null when the output is free.
+std::shared_ptr<const grammar::Grammar> parse_output_grammar(const Fields& f) {
+  std::string gbnf;
+  const char* param = "response_format";
+  try {
+    if (const json* rf = f.get("response_format")) {
+      if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
+        throw invalid_request(param, "invalid_value", "'response_format' must be an object with a string 'type'");
+      const std::string type = (*rf)["type"];
+      if (type == "json_object") {
+        gbnf = rf->contains("schema") ? json_schema_to_gbnf((*rf)["schema"]) : json_object_gbnf();
+      } else if (type == "json_schema") {
+        const auto js = rf->find("json_schema");
+        if (js == rf->end() || !js->is_object())
+          throw invalid_request(param, "invalid_value", "'response_format.json_schema' must be an object with a 'schema'");
+        const auto schema = js->find("schema");
+        gbnf = schema == js->end() || schema->is_null() ? json_object_gbnf() : json_schema_to_gbnf(*schema);
+      } else if (type != "text") {
+        throw invalid_request(param, "invalid_value",
+                              "'response_format.type' must be 'text', 'json_object' or 'json_schema' (got '" + type + "')");
+      }
+    }
+    if (const json* g = f.get("grammar")) {
+      param = "grammar";
+      if (!g->is_string()) throw invalid_request(param, "invalid_value", "'grammar' must be a string (GBNF)");
+      if (!gbnf.empty()) throw invalid_request(param, "invalid_value", "give 'grammar' or 'response_format', not both");
+      gbnf = g->get<std::string>();
+    }
+    if (gbnf.empty()) return nullptr;
+    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
+  } catch (const Error& e) {
+    throw invalid_request(param, "invalid_value", e.what());
+  }
+}
+
 ParsedRequest parse_request(Endpoint e, std::string_view body, const Model& model, const std::string& model_id, int ctx) {
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) throw invalid_request("", "invalid_json", "the request body is not valid JSON");
@@ -210,6 +248,7 @@ ParsedRequest parse_request(Endpoint e, std::string_view body, const Model& mode
   c.sampling = parse_sampling(f);
   c.stop = parse_stop(f);
   c.ignore_eos = f.boolean("ignore_eos", false);
+  c.grammar = parse_output_grammar(f);
   const char* max_name = f.get("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   c.max_tokens = static_cast<int>(f.integer(max_name, ctx, 1, 1 << 30));
   const char* prompt_param = e == Endpoint::Chat ? "messages" : "prompt";
