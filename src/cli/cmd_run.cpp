@@ -11,7 +11,7 @@ void register_run(CLI::App& app) {
     ModelFlags model;
     std::string prompt;
     int n = 256;
-    bool chat = false, quiet = false;
+    bool chat = false, quiet = false, ignore_eos = false;
     SamplingOptions sampling;
     GrammarFlags grammar;
   };
@@ -22,6 +22,7 @@ void register_run(CLI::App& app) {
   cmd->add_option("-n,--n-predict", o->n, "Most tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user turn in the model's chat template");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print timings to stderr");
+  cmd->add_flag("--ignore-eos", o->ignore_eos, "Generate all -n tokens, past the model's end of turn (for timing)");
   add_sampling_flags(*cmd, o->sampling);
   add_grammar_flags(*cmd, o->grammar);
   cmd->callback([o] {
@@ -38,6 +39,7 @@ void register_run(CLI::App& app) {
     g.max_tokens = o->n;
     g.sampling = o->sampling;
     g.grammar = grammar;
+    g.stop_at_end_of_generation = !o->ignore_eos;
     GenerateResult r = session.generate(prompt, g, [](std::string_view piece, int32_t) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
