@@ -64,6 +64,8 @@ class MINNOW_API Model {
   int32_t bos_id() const;  // -1: none
   int32_t eos_id() const;
   bool has_chat_template() const;
+  // Replaces the model's chat template (e.g. with one that takes tools); checked when rendered.
+  void set_chat_template(std::string jinja);
   // Renders the model's own chat template (tokenizer.chat_template).
   std::string apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   // The same with every template variable as the text of one JSON object, as an

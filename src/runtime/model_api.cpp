@@ -48,6 +48,7 @@ int32_t Model::bos_id() const { return m_->tokenizer->bos_id(); }
 int32_t Model::eos_id() const { return m_->tokenizer->eos_id(); }
 
 bool Model::has_chat_template() const { return !m_->chat_template.empty(); }
+void Model::set_chat_template(std::string jinja) { m_->chat_template = std::move(jinja); }
 
 std::string Model::apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
   if (m_->chat_template.empty()) throw Error("chat: the model file has no chat template (tokenizer.chat_template)");

@@ -85,15 +85,18 @@ struct Server {
         text += u.text;
         if (u.finish != Finish::Running) break;
       }
-      res.set_content(fmt.full(text, u.finish, u.prompt_tokens, u.completion_tokens), "application/json");
+      res.set_content(fmt.full(text, u.finish, u.prompt_tokens, u.completion_tokens, p.tool_calls ? &p.tools : nullptr), "application/json");
       return;
     }
     res.set_header("Cache-Control", "no-cache");
     const bool usage = p.include_usage;
     std::atomic<bool>* stop_flag = &stopping;
+    // With tools, text from a "<tool_call>" on is held and sent as tool_calls at the end.
+    auto calls = p.tool_calls ? std::make_shared<ToolCallStream>() : nullptr;
+    auto tools = std::make_shared<const nlohmann::ordered_json>(std::move(p.tools));
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, fmt, usage, stop_flag](size_t, httplib::DataSink& sink) {
+        [job, fmt, usage, stop_flag, calls, tools](size_t, httplib::DataSink& sink) {
           auto send = [&](const std::string& data) {
             const std::string event = "data: " + data + "\n\n";
             return sink.write(event.data(), event.size());
@@ -104,10 +107,19 @@ struct Server {
             if (stop_flag->load()) return false;
             if (!job->wait(u, 100ms)) continue;
             // A failed write means the client left: the releaser cancels the job.
-            if (!u.text.empty() && !send(fmt.text_chunk(u.text, usage))) return false;
+            const std::string text = calls ? calls->push(u.text) : u.text;
+            if (!text.empty() && !send(fmt.text_chunk(text, usage))) return false;
             if (u.finish != Finish::Running) break;
           }
-          if (!send(fmt.finish_chunk(u.finish, usage))) return false;
+          bool called = false;
+          if (calls && !calls->held().empty()) {
+            ToolReply r = split_tool_calls(calls->held(), *tools);
+            called = !r.calls.empty();
+            const std::string rest = called ? r.content : calls->held();
+            if (!rest.empty() && !send(fmt.text_chunk(rest, usage))) return false;
+            if (called && !send(fmt.tool_calls_chunk(r.calls, usage))) return false;
+          }
+          if (!send(fmt.finish_chunk(u.finish, usage, called))) return false;
           if (usage && !send(fmt.usage_chunk(u.prompt_tokens, u.completion_tokens))) return false;
           if (!send("[DONE]")) return false;
           sink.done();

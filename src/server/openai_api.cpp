@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "grammar/gbnf.hpp"
 #include "grammar/json_schema.hpp"
+#include "models/model.hpp"
 
 namespace minnow::server {
 
@@ -137,13 +138,60 @@ json normalize_messages(const json* v) {
   return out;
 }
 
-std::string render_chat(const Fields& f, const Model& model) {
+// tools and tool_choice: with "none" the template does not see the tools; "auto" (the
+// default) lets the model call them; "required" or {"type": "function", "function":
+// {"name": N}} forces one call, its arguments held to the function's parameters schema by a
+// grammar. Calls are parsed out of the reply where the template asks for <tool_call> blocks.
+struct ToolUse {
+  const json* tools = nullptr;
+  bool parse = false;
+  std::string forced_grammar;
+};
+
+ToolUse parse_tool_use(const Fields& f, const Model& model) {
+  ToolUse u;
+  const json* tools = f.get("tools");
+  if (tools && !tools->is_array()) throw invalid_request("tools", "invalid_value", "'tools' must be a list");
+  const json* choice = f.get("tool_choice");
+  std::string forced;
+  bool force = false;
+  if (choice) {
+    if (choice->is_string() && *choice == "none") return u;
+    if (choice->is_string() && *choice == "required") {
+      force = true;
+    } else if (choice->is_object() && choice->contains("function") && (*choice)["function"].is_object() &&
+               (*choice)["function"].contains("name") && (*choice)["function"]["name"].is_string()) {
+      force = true;
+      forced = (*choice)["function"]["name"];
+    } else if (!(choice->is_string() && *choice == "auto")) {
+      throw invalid_request("tool_choice", "invalid_value",
+                            "'tool_choice' must be 'none', 'auto', 'required' or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+  }
+  if (!tools || tools->empty()) {
+    if (force) throw invalid_request("tool_choice", "invalid_value", "'tool_choice' asks for a call, but there are no 'tools'");
+    return u;
+  }
+  u.tools = tools;
+  u.parse = template_writes_tool_calls(model.impl().chat_template);
+  if (force) {
+    if (!u.parse)
+      throw invalid_request("tool_choice", "invalid_value",
+                            "this model's chat template does not write <tool_call> blocks, so a call cannot be forced");
+    try {
+      u.forced_grammar = forced_tool_call_grammar(*tools, forced);
+    } catch (const Error& e) {
+      throw invalid_request("tool_choice", "invalid_value", e.what());
+    }
+  }
+  return u;
+}
+
+std::string render_chat(const Fields& f, const Model& model, const ToolUse& tools) {
   json vars = json::object();
   vars["messages"] = normalize_messages(f.get("messages"));
-  if (const json* tools = f.get("tools")) {
-    if (!tools->is_array()) throw invalid_request("tools", "invalid_value", "'tools' must be a list");
-    vars["tools"] = *tools;
-  }
+  arguments_as_objects(vars["messages"]);
+  if (tools.tools) vars["tools"] = *tools.tools;
   vars["add_generation_prompt"] = true;
   if (const json* kw = f.get("chat_template_kwargs")) {
     if (!kw->is_object()) throw invalid_request("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' must be an object");
@@ -249,10 +297,17 @@ ParsedRequest parse_request(Endpoint e, std::string_view body, const Model& mode
   c.stop = parse_stop(f);
   c.ignore_eos = f.boolean("ignore_eos", false);
   c.grammar = parse_output_grammar(f);
+  const ToolUse tools = e == Endpoint::Chat ? parse_tool_use(f, model) : ToolUse{};
+  r.tool_calls = tools.parse;
+  if (tools.parse) r.tools = *tools.tools;
+  if (!tools.forced_grammar.empty()) {
+    if (c.grammar) throw invalid_request("tool_choice", "invalid_value", "a forced tool call and 'response_format' or 'grammar' exclude each other");
+    c.grammar = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(tools.forced_grammar));
+  }
   const char* max_name = f.get("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   c.max_tokens = static_cast<int>(f.integer(max_name, ctx, 1, 1 << 30));
   const char* prompt_param = e == Endpoint::Chat ? "messages" : "prompt";
-  c.prompt = e == Endpoint::Chat ? model.tokenize(render_chat(f, model)) : completion_prompt(f, model);
+  c.prompt = e == Endpoint::Chat ? model.tokenize(render_chat(f, model, tools)) : completion_prompt(f, model);
   if (c.prompt.empty()) throw invalid_request(prompt_param, "invalid_value", "the prompt is empty");
   if (static_cast<int64_t>(c.prompt.size()) >= ctx)
     throw invalid_request(prompt_param, "context_length_exceeded",
@@ -277,11 +332,37 @@ json usage_json(int prompt_tokens, int completion_tokens) {
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 }  // namespace
 
-std::string ResponseFormat::full(const std::string& text, Finish f, int prompt_tokens, int completion_tokens) const {
+namespace {
+// Streamed deltas number the calls ("index"); a whole message does not.
+json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+  json out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json c = with_index ? json{{"index", i}} : json::object();
+    c["id"] = calls[i].id;
+    c["type"] = "function";
+    c["function"] = {{"name", calls[i].name}, {"arguments", calls[i].arguments}};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+}  // namespace
+
+std::string ResponseFormat::full(const std::string& text, Finish f, int prompt_tokens, int completion_tokens,
+                                 const json* tools) const {
   json choice;
-  if (e_ == Endpoint::Chat)
-    choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"logprobs", nullptr}, {"finish_reason", finish_reason(f)}};
-  else
+  if (e_ == Endpoint::Chat) {
+    json message = {{"role", "assistant"}, {"content", text}};
+    const char* reason = finish_reason(f);
+    if (tools) {
+      ToolReply r = split_tool_calls(text, *tools);
+      if (!r.calls.empty()) {
+        message["content"] = r.content.empty() ? json(nullptr) : json(r.content);
+        message["tool_calls"] = tool_calls_json(r.calls, false);
+        reason = "tool_calls";
+      }
+    }
+    choice = {{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", reason}};
+  } else
     choice = {{"index", 0}, {"text", text}, {"logprobs", nullptr}, {"finish_reason", finish_reason(f)}};
   return dump({{"id", id_},
                {"object", e_ == Endpoint::Chat ? "chat.completion" : "text_completion"},
@@ -315,10 +396,17 @@ std::string ResponseFormat::text_chunk(const std::string& text, bool usage_null)
   return dump(c);
 }
 
-std::string ResponseFormat::finish_chunk(Finish f, bool usage_null) const {
+std::string ResponseFormat::tool_calls_chunk(const std::vector<ToolCall>& calls, bool usage_null) const {
+  json c = chunk_base(e_, id_, created_, model_);
+  c["choices"] = json::array({{{"index", 0}, {"delta", {{"tool_calls", tool_calls_json(calls, true)}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}}});
+  if (usage_null) c["usage"] = nullptr;
+  return dump(c);
+}
+
+std::string ResponseFormat::finish_chunk(Finish f, bool usage_null, bool tool_calls) const {
   json c = chunk_base(e_, id_, created_, model_);
   if (e_ == Endpoint::Chat)
-    c["choices"] = json::array({{{"index", 0}, {"delta", json::object()}, {"logprobs", nullptr}, {"finish_reason", finish_reason(f)}}});
+    c["choices"] = json::array({{{"index", 0}, {"delta", json::object()}, {"logprobs", nullptr}, {"finish_reason", tool_calls ? "tool_calls" : finish_reason(f)}}});
   else
     c["choices"] = json::array({{{"index", 0}, {"text", ""}, {"logprobs", nullptr}, {"finish_reason", finish_reason(f)}}});
   if (usage_null) c["usage"] = nullptr;

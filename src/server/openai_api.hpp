@@ -8,6 +8,7 @@
 
 #include "minnow/llm.hpp"
 #include "server/engine.hpp"
+#include "server/tool_calls.hpp"
 
 namespace minnow::server {
 
@@ -28,6 +29,8 @@ enum class Endpoint { Chat, Completion };
 struct ParsedRequest {
   CompletionRequest completion;
   bool stream = false, include_usage = false;
+  bool tool_calls = false;  // the reply may hold tool calls (tools below): sent as tool_calls
+  nlohmann::ordered_json tools;
 };
 
 // Parses and validates a /v1/chat/completions or /v1/completions body; renders the chat
@@ -41,12 +44,15 @@ class ResponseFormat {
   ResponseFormat(Endpoint e, std::string model_id);
   const std::string& id() const { return id_; }
 
-  std::string full(const std::string& text, Finish f, int prompt_tokens, int completion_tokens) const;
+  // With tools, the text's tool calls become message.tool_calls.
+  std::string full(const std::string& text, Finish f, int prompt_tokens, int completion_tokens,
+                   const nlohmann::ordered_json* tools = nullptr) const;
   // Streaming: the first chunk (chat: the assistant role), text deltas, the finish chunk,
   // the usage chunk (stream_options.include_usage). `usage_null` adds "usage": null.
   std::string first_chunk(bool usage_null) const;
   std::string text_chunk(const std::string& text, bool usage_null) const;
-  std::string finish_chunk(Finish f, bool usage_null) const;
+  std::string tool_calls_chunk(const std::vector<ToolCall>& calls, bool usage_null) const;
+  std::string finish_chunk(Finish f, bool usage_null, bool tool_calls = false) const;
   std::string usage_chunk(int prompt_tokens, int completion_tokens) const;
 
  private:

@@ -1,5 +1,7 @@
 // minnow serve: the OpenAI-compatible HTTP server with the web chat page.
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "cli/common.hpp"
 #include "server/http_server.hpp"
@@ -19,6 +21,7 @@ void register_serve(CLI::App& app) {
   struct Opts {
     ModelFlags model;
     server::ServerOptions server;
+    std::string chat_template_file;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -45,9 +48,18 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--prefill-chunk", s.engine.prefill_chunk, "Prompt tokens per step while other requests generate")
       ->capture_default_str()
       ->check(CLI::Range(1, 512));
+  cmd->add_option("--chat-template-file", o->chat_template_file,
+                  "A Jinja chat template to use instead of the model's own (e.g. one that takes tools)");
   cmd->callback([o] {
     const SessionOptions session = session_options(o->model);  // checks the flags before the model loads
+    std::string chat_template;
+    if (!o->chat_template_file.empty()) {
+      std::ifstream in(o->chat_template_file, std::ios::binary);
+      if (!in) throw std::runtime_error("cannot read the chat template file '" + o->chat_template_file + "'");
+      chat_template.assign(std::istreambuf_iterator<char>(in), {});
+    }
     auto model = load_model_or_throw(o->model.model);
+    if (!o->chat_template_file.empty()) model->set_chat_template(std::move(chat_template));
     server::ServerOptions s = o->server;
     s.engine.threads = o->model.threads;
     s.engine.kv_type = session.kv_type;
