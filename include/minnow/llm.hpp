@@ -128,6 +128,12 @@ struct GenerateOptions {
   // generated text must follow; empty: free text. json_schema_to_grammar() makes one.
   // Generation ends when the grammar is complete and the model ends its turn.
   std::string grammar;
+  // Speculative decoding by prompt lookup (no second model): after each token, the tokens
+  // that followed the latest earlier occurrence of the last few tokens are run through the
+  // model in one pass with it, and kept as long as sampling picks exactly them. The output
+  // is the same as without (greedy, or sampled with the same seed); repetitive outputs
+  // (edits of the prompt, code) come faster. The most tokens proposed at once; 0: off.
+  int lookup_draft = 0;
 };
 
 // A GBNF grammar for the JSON texts a JSON Schema accepts (the subset in docs/structured-output.md);
@@ -141,6 +147,7 @@ struct GenerateResult {
   int n_generated = 0;
   enum class Stop { EndOfGeneration, MaxTokens, Cancelled, ContextFull } stop = Stop::MaxTokens;
   double prompt_seconds = 0, generate_seconds = 0;
+  int n_drafted = 0, n_accepted = 0;  // speculative decoding: tokens proposed, and kept
 };
 
 // Receives each new piece of text (always whole UTF-8 characters) and the token id;

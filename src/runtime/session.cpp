@@ -10,6 +10,7 @@
 #include "models/sequence_forward.hpp"
 #include "runtime/device_model.hpp"
 #include "runtime/kv_type.hpp"
+#include "runtime/prompt_lookup.hpp"
 #include "runtime/sampler.hpp"
 #include "tokenizer/stream_decoder.hpp"
 
@@ -103,12 +104,23 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
 
   Sampler sampler(o.sampling, model_.info().vocab_size);
   StreamDecoder text;
+  // Speculation: `draft` was run through the model after the last sampled token, so rows of
+  // `rows` hold the logits after each of its tokens; they stay valid while sampling picks
+  // exactly the drafted tokens (whose K/V are then already cached). A refused draft's K/V
+  // are overwritten by the next pass (attention reads only positions before its own).
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  const int max_draft = std::max(0, std::min(o.lookup_draft, batch_ - 1));
+  DraftLength draft_length(max_draft);
+  std::vector<int32_t> draft, batch;
+  std::vector<float> rows;
+  size_t next_draft = 0;  // the drafted token the next sample may match
+  std::span<float> logits = logits_;
   t0 = std::chrono::steady_clock::now();
   // history_ holds exactly the tokens whose K/V are in the cache.
   for (;;) {
     if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
     if (cancel_.load()) { r.stop = GenerateResult::Stop::Cancelled; break; }
-    int32_t id = sampler.sample(logits_, history_, {}, constraint ? &*constraint : nullptr);
+    int32_t id = sampler.sample(logits, history_, {}, constraint ? &*constraint : nullptr);
     ++r.n_generated;
     if ((o.stop_at_end_of_generation || constraint) && tok.is_end_of_generation(id)) {
       r.stop = GenerateResult::Stop::EndOfGeneration;
@@ -118,7 +130,33 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
     if (!on_token(text.push(tok.token_bytes(id)), id)) { r.stop = GenerateResult::Stop::Cancelled; break; }
     if (r.n_generated >= o.max_tokens) { r.stop = GenerateResult::Stop::MaxTokens; break; }
     if (n_past() >= ctx_) { r.stop = GenerateResult::Stop::ContextFull; break; }
-    net_->forward(&id, 1, n_past(), logits_.data(), false);
+    if (next_draft < draft.size() && id == draft[next_draft]) {  // computed already
+      history_.push_back(id);
+      logits = std::span<float>(rows).subspan(++next_draft * vocab, vocab);
+      ++r.n_accepted;
+      if (next_draft == draft.size()) draft_length.record(static_cast<int>(draft.size()), static_cast<int>(draft.size()));
+      continue;
+    }
+    if (next_draft < draft.size()) draft_length.record(static_cast<int>(draft.size()), static_cast<int>(next_draft));
+    draft.clear();
+    next_draft = 0;
+    if (max_draft > 0) {
+      history_.push_back(id);  // the sequence to look in ends with id
+      const int room = std::min(draft_length.next(), ctx_ - n_past() - 1);
+      if (room > 0) propose_by_lookup(history_, room, draft);
+      history_.pop_back();
+    }
+    if (draft.empty()) {
+      net_->forward(&id, 1, n_past(), logits_.data(), false);
+      logits = logits_;
+    } else {
+      batch.assign(1, id);
+      batch.insert(batch.end(), draft.begin(), draft.end());
+      rows.resize(batch.size() * vocab);
+      net_->forward(batch.data(), static_cast<int>(batch.size()), n_past(), rows.data(), true);
+      logits = std::span<float>(rows).first(vocab);
+      r.n_drafted += static_cast<int>(draft.size());
+    }
     history_.push_back(id);
   }
   std::string tail = text.flush();

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Speculative decoding by prompt lookup against plain decoding, on editing tasks.
+
+    .venv/bin/python bench/speculative_bench.py [--model M] [--draft 8] [--rounds 3] [-t 2]
+
+Each task asks the model to rewrite a given function (rename, add type hints, add a
+docstring, ...), so the answer repeats much of the prompt. Per task and round, `minnow run`
+greedy with `--lookup-draft 0` and with `--lookup-draft N`, alternating which goes first;
+the outputs must be identical. Figures: decode tokens/s (the run's stderr timing line),
+median over rounds, the speedup, and the share of proposed tokens that were kept.
+"""
+import argparse
+import pathlib
+import re
+import statistics
+import subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TIMING = re.compile(r"generated: (\d+) tokens, ([\d.]+) tok/s(?: \| drafted: (\d+), accepted: (\d+))?")
+
+CODE = '''def moving_average(values, window):
+    if window <= 0:
+        raise ValueError("window must be positive")
+    result = []
+    total = 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        if i >= window - 1:
+            result.append(total / window)
+    return result
+'''
+CODE2 = '''class Inventory:
+    def __init__(self):
+        self.items = {}
+
+    def add(self, name, count):
+        if count < 0:
+            raise ValueError("count must be non-negative")
+        self.items[name] = self.items.get(name, 0) + count
+
+    def remove(self, name, count):
+        have = self.items.get(name, 0)
+        if count > have:
+            raise KeyError(name)
+        self.items[name] = have - count
+
+    def total(self):
+        return sum(self.items.values())
+'''
+TASKS = [
+    ("rename", "Rename the variable `total` to `running_sum` in this function. Reply with the whole function only.\n\n" + CODE),
+    ("type hints", "Add type hints to this function. Reply with the whole function only.\n\n" + CODE),
+    ("docstrings", "Add a one-line docstring to every method of this class. Reply with the whole class only.\n\n" + CODE2),
+    ("logging", "Make `remove` log a warning with the `logging` module before raising. Reply with the whole class only.\n\n" + CODE2),
+]
+
+
+def run(minnow, model, threads, n, draft, prompt):
+    r = subprocess.run([minnow, "run", "-m", model, "--chat", "--temp", "0", "-n", str(n), "-t", str(threads),
+                        "--lookup-draft", str(draft), "-p", prompt], capture_output=True, text=True, check=True)
+    m = TIMING.search(r.stderr)
+    return float(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0), int(m.group(1)), r.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=str(ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    ap.add_argument("--minnow", default=str(ROOT / "build" / "release" / "minnow"))
+    ap.add_argument("--draft", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("-n", type=int, default=256)
+    ap.add_argument("-t", "--threads", type=int, default=2)
+    a = ap.parse_args()
+    print(f"| task | tokens | plain tok/s | lookup tok/s | speedup | proposed kept |\n|---|---|---|---|---|---|")
+    speedups = []
+    for name, prompt in TASKS:
+        plain, spec, kept = [], [], []
+        for i in range(a.rounds):
+            order = [0, a.draft] if i % 2 == 0 else [a.draft, 0]
+            outs = {}
+            for d in order:
+                rate, drafted, accepted, tokens, out = run(a.minnow, a.model, a.threads, a.n, d, prompt)
+                outs[d] = out
+                (spec if d else plain).append(rate)
+                if d:
+                    kept.append(accepted / max(drafted, 1))
+            assert outs[0] == outs[a.draft], f"{name}: outputs differ"
+        s = statistics.median(spec) / statistics.median(plain)
+        speedups.append(s)
+        print(f"| {name} | {tokens} | {statistics.median(plain):.1f} | {statistics.median(spec):.1f} | "
+              f"{s:.2f}x | {100 * statistics.median(kept):.0f}% |", flush=True)
+    print(f"\nmedian speedup {statistics.median(speedups):.2f}x ({a.model}, -t {a.threads}, --lookup-draft {a.draft}); "
+          "outputs identical")
+
+
+if __name__ == "__main__":
+    main()

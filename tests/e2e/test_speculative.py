@@ -1,0 +1,54 @@
+"""Speculative decoding by prompt lookup (`minnow run --lookup-draft N`): the output must be
+exactly plain decoding's, greedy and sampled with a seed, while drafts get accepted."""
+import re
+import subprocess
+
+import pytest
+
+from test_server import MINNOW, MODEL
+
+pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"missing {MODEL}")
+
+CODE = """def moving_average(values, window):
+    if window <= 0:
+        raise ValueError("window must be positive")
+    result = []
+    total = 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        if i >= window - 1:
+            result.append(total / window)
+    return result
+"""
+STATS = re.compile(r"drafted: (\d+), accepted: (\d+)")
+
+
+def run(*flags):
+    r = subprocess.run([str(MINNOW), "run", "-m", str(MODEL), "--chat", "-n", "120", "-t", "2", *map(str, flags)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("sampling", [["--temp", "0"], ["--temp", "0.8", "--seed", "11"], ["--temp", "1.0", "--seed", "3", "--top-k", "0"]])
+def test_lookup_output_is_plain_decodings(sampling):
+    prompt = "Rename the variable total to running_sum. Reply with the whole function.\n\n" + CODE
+    plain, _ = run(*sampling, "-p", prompt)
+    for draft in (1, 4, 16):
+        out, err = run(*sampling, "--lookup-draft", draft, "-p", prompt)
+        assert out == plain, f"--lookup-draft {draft} changed the output"
+        drafted, accepted = map(int, STATS.search(err).groups())
+        assert 0 <= accepted <= drafted
+
+
+def test_lookup_accepts_drafts_on_an_edit():
+    _, err = run("--temp", "0", "--lookup-draft", "8", "-p", "Repeat this code exactly.\n\n" + CODE)
+    drafted, accepted = map(int, STATS.search(err).groups())
+    assert accepted >= 20 and accepted >= 0.3 * drafted, err
+
+
+def test_lookup_draft_is_range_checked():
+    r = subprocess.run([str(MINNOW), "run", "-m", str(MODEL), "-p", "hi", "--lookup-draft", "65"], capture_output=True, text=True)
+    assert r.returncode != 0 and "lookup-draft" in r.stderr
