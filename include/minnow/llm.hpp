@@ -134,6 +134,11 @@ struct GenerateOptions {
   // is the same as without (greedy, or sampled with the same seed); repetitive outputs
   // (edits of the prompt, code) come faster. The most tokens proposed at once; 0: off.
   int lookup_draft = 0;
+  // Speculative decoding with a draft model: a Session over a smaller model with the same
+  // vocabulary (Qwen2.5-Coder-0.5B for -1.5B) proposes up to draft_max tokens greedily,
+  // checked as above (same output). nullptr: off.
+  class Session* draft_model = nullptr;
+  int draft_max = 8;
 };
 
 // A GBNF grammar for the JSON texts a JSON Schema accepts (the subset in docs/structured-output.md);
@@ -174,6 +179,10 @@ class MINNOW_API Session {
   // eval(prompt), then samples up to max_tokens, streaming them to on_token.
   GenerateResult generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                           const TokenCallback& on_token);
+
+  // The n greedy tokens that follow seq (the cache is brought to seq first, reusing the
+  // common prefix): how a draft model proposes.
+  void greedy_continuation(std::span<const int32_t> seq, int n, std::vector<int32_t>& out);
 
   // Asks a running generate() to stop after the current step (thread- and signal-safe).
   void cancel() { cancel_.store(true); }

@@ -12,7 +12,8 @@ void register_run(CLI::App& app) {
     std::string prompt;
     int n = 256;
     bool chat = false, quiet = false, ignore_eos = false;
-    int lookup_draft = 0;
+    int lookup_draft = 0, draft_max = 8;
+    std::string draft;
     SamplingOptions sampling;
     GrammarFlags grammar;
   };
@@ -32,6 +33,13 @@ void register_run(CLI::App& app) {
                   "0 = off")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
+  auto* draft = cmd->add_option("--draft", o->draft,
+                                "Speculative decoding with a draft model: a smaller model with the same vocabulary (e.g. "
+                                "Qwen2.5-Coder-0.5B for -1.5B) proposes tokens that the model checks in one pass (same output)");
+  cmd->add_option("--draft-max", o->draft_max, "Most tokens the draft model proposes per step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  draft->excludes("--lookup-draft");
   cmd->callback([o] {
     const std::string grammar = grammar_from_flags(o->grammar);  // before loading: a bad schema fails fast
     auto model = load_model_or_throw(o->model.model);
@@ -39,6 +47,12 @@ void register_run(CLI::App& app) {
     std::vector<int32_t> prompt = model->tokenize(text);
     if (prompt.empty()) throw std::runtime_error("the prompt is empty");
     Session session(*model, session_options(o->model));
+    std::unique_ptr<Model> draft_model;
+    std::unique_ptr<Session> draft_session;
+    if (!o->draft.empty()) {
+      draft_model = load_model_or_throw(o->draft);
+      draft_session = std::make_unique<Session>(*draft_model, session_options(o->model));
+    }
     if (static_cast<int>(prompt.size()) >= session.context_size())
       throw std::runtime_error("the prompt has " + std::to_string(prompt.size()) + " tokens, more than fit in the context of " +
                                std::to_string(session.context_size()) + " (raise --ctx)");
@@ -48,6 +62,8 @@ void register_run(CLI::App& app) {
     g.grammar = grammar;
     g.stop_at_end_of_generation = !o->ignore_eos;
     g.lookup_draft = o->lookup_draft;
+    g.draft_model = draft_session.get();
+    g.draft_max = o->draft_max;
     GenerateResult r = session.generate(prompt, g, [](std::string_view piece, int32_t) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
@@ -58,7 +74,7 @@ void register_run(CLI::App& app) {
       std::fprintf(stderr, "[prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s", r.n_prompt,
                    r.n_prompt / std::max(r.prompt_seconds, 1e-9), r.n_generated,
                    r.n_generated / std::max(r.generate_seconds, 1e-9));
-      if (o->lookup_draft > 0)
+      if (o->lookup_draft > 0 || draft_session)
         std::fprintf(stderr, " | drafted: %d, accepted: %d (%.0f%%)", r.n_drafted, r.n_accepted,
                      100.0 * r.n_accepted / std::max(r.n_drafted, 1));
       std::fprintf(stderr, "]\n");

@@ -84,6 +84,19 @@ void Session::eval_all(std::span<const int32_t> tokens, const std::function<void
   }
 }
 
+void Session::greedy_continuation(std::span<const int32_t> seq, int n, std::vector<int32_t>& out) {
+  out.clear();
+  if (n <= 0 || seq.empty() || static_cast<int64_t>(seq.size()) >= ctx_) return;
+  std::span<const float> logits = eval(seq);
+  for (int i = 0; i < n; ++i) {
+    const int32_t id = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    out.push_back(id);
+    if (i + 1 == n || n_past() + 1 >= ctx_) break;
+    net_->forward(&id, 1, n_past(), logits_.data(), false);
+    history_.push_back(id);
+  }
+}
+
 GenerateResult Session::generate(std::span<const int32_t> prompt, const GenerateOptions& o, const TokenCallback& on_token) {
   cancel_.store(false);
   const Tokenizer& tok = *model_.impl().tokenizer;
@@ -109,7 +122,10 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
   // exactly the drafted tokens (whose K/V are then already cached). A refused draft's K/V
   // are overwritten by the next pass (attention reads only positions before its own).
   const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
-  const int max_draft = std::max(0, std::min(o.lookup_draft, batch_ - 1));
+  if (o.draft_model && o.draft_model->model_.info().vocab_size != model_.info().vocab_size)
+    throw Error("session: the draft model's vocabulary (" + std::to_string(o.draft_model->model_.info().vocab_size) +
+                " tokens) is not the model's (" + std::to_string(model_.info().vocab_size) + ")");
+  const int max_draft = std::max(0, std::min(o.draft_model ? o.draft_max : o.lookup_draft, batch_ - 1));
   DraftLength draft_length(max_draft);
   std::vector<int32_t> draft, batch;
   std::vector<float> rows;
@@ -143,7 +159,8 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
     if (max_draft > 0) {
       history_.push_back(id);  // the sequence to look in ends with id
       const int room = std::min(draft_length.next(), ctx_ - n_past() - 1);
-      if (room > 0) propose_by_lookup(history_, room, draft);
+      if (room > 0 && o.draft_model) o.draft_model->greedy_continuation(history_, room, draft);
+      else if (room > 0) propose_by_lookup(history_, room, draft);
       history_.pop_back();
     }
     if (draft.empty()) {

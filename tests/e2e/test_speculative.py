@@ -36,7 +36,7 @@ def run(*flags):
 def test_lookup_output_is_plain_decodings(sampling):
     prompt = "Rename the variable total to running_sum. Reply with the whole function.\n\n" + CODE
     plain, _ = run(*sampling, "-p", prompt)
-    for draft in (1, 4, 16):
+    for draft in (2, 16):
         out, err = run(*sampling, "--lookup-draft", draft, "-p", prompt)
         assert out == plain, f"--lookup-draft {draft} changed the output"
         drafted, accepted = map(int, STATS.search(err).groups())
@@ -52,3 +52,26 @@ def test_lookup_accepts_drafts_on_an_edit():
 def test_lookup_draft_is_range_checked():
     r = subprocess.run([str(MINNOW), "run", "-m", str(MODEL), "-p", "hi", "--lookup-draft", "65"], capture_output=True, text=True)
     assert r.returncode != 0 and "lookup-draft" in r.stderr
+
+
+def test_draft_model_output_is_plain_decodings():
+    # SmolLM2 drafting for itself: the same vocabulary, and its greedy proposals are the
+    # model's own, so nearly all are kept; sampled output stays the seed's.
+    prompt = "Write a short poem about the sea."
+    for sampling in (["--temp", "0"], ["--temp", "0.8", "--seed", "5"]):
+        plain, _ = run(*sampling, "-p", prompt)
+        out, err = run(*sampling, "--draft", MODEL, "--draft-max", "6", "-p", prompt)
+        assert out == plain
+        drafted, accepted = map(int, STATS.search(err).groups())
+        if sampling[1] == "0":
+            assert accepted >= 0.9 * drafted and drafted > 50, err
+
+
+def test_draft_model_with_another_vocabulary_is_refused():
+    gemma = MODEL.parent / "gemma-3-270m-Q4_K_M.gguf"
+    if not gemma.exists():
+        pytest.skip(f"missing {gemma}")
+    r = subprocess.run([str(MINNOW), "run", "-m", str(MODEL), "-p", "hi", "-n", "4", "--draft", str(gemma)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "the draft model's vocabulary" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
