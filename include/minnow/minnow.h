@@ -156,6 +156,12 @@ MINNOW_C_API minnow_status minnow_chat_apply(const minnow_model* model, const mi
 MINNOW_C_API minnow_status minnow_chat_apply_json(const minnow_model* model, const char* variables_json,
                                                   char* text, size_t capacity, size_t* n_out);
 
+/* A GBNF grammar for the JSON texts a JSON Schema accepts (docs/structured-output.md lists
+ * the keywords; another is refused with MINNOW_ERR_INVALID_ARGUMENT naming it). Written
+ * like minnow_chat_apply: n_out gets the length; a buffer too small is an error. */
+MINNOW_C_API minnow_status minnow_json_schema_to_grammar(const char* schema_json, char* grammar, size_t capacity,
+                                                         size_t* n_out);
+
 /* ---- Sessions ---------------------------------------------------------------------- */
 
 typedef struct minnow_session minnow_session;
@@ -209,6 +215,12 @@ typedef struct minnow_generate_params {
   size_t n_stop;
   bool stop_at_end_of_generation; /* default true: stop on EOS / end-of-turn tokens */
   bool parse_special;             /* default true: control-token text in the prompt is a token */
+  /* Structured output: a GBNF grammar the text must follow (docs/structured-output.md);
+   * NULL: free text. minnow_json_schema_to_grammar makes one from a JSON Schema. */
+  const char* grammar;
+  /* Speculative decoding by prompt lookup: up to this many proposed tokens checked per
+   * pass, the output unchanged (docs/speculative.md); default 0: off. */
+  int32_t lookup_draft;
 } minnow_generate_params;
 
 MINNOW_C_API minnow_generate_params minnow_generate_params_default(void);

@@ -153,4 +153,11 @@ minnow_status minnow_chat_apply_json(const minnow_model* model, const char* vari
   });
 }
 
+minnow_status minnow_json_schema_to_grammar(const char* schema_json, char* grammar, size_t capacity, size_t* n_out) {
+  constexpr const char* kWhat = "minnow_json_schema_to_grammar";
+  if (schema_json == nullptr) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_json_schema_to_grammar: schema_json is NULL");
+  return guard(MINNOW_ERR_INVALID_ARGUMENT,
+               [&] { return copy_text(minnow::json_schema_to_grammar(schema_json), grammar, capacity, n_out, kWhat); });
+}
+
 }  // extern "C"

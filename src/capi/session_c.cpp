@@ -29,6 +29,8 @@ minnow_status check_generate_params(const minnow_generate_params& p, const char*
   if (p.stop == nullptr && p.n_stop > 0) return fail(MINNOW_ERR_INVALID_ARGUMENT, std::string(what) + ": stop is NULL but n_stop is not 0");
   for (size_t i = 0; i < p.n_stop; ++i)
     if (p.stop[i] == nullptr) return fail(MINNOW_ERR_INVALID_ARGUMENT, std::string(what) + ": stop[" + std::to_string(i) + "] is NULL");
+  if (p.lookup_draft < 0 || p.lookup_draft > 64)
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, std::string(what) + ": lookup_draft must be 0..64 (got " + std::to_string(p.lookup_draft) + ")");
   return MINNOW_OK;
 }
 
@@ -54,6 +56,8 @@ minnow_status run_generation(minnow_session* s, const std::vector<int32_t>& prom
   o.sampling = {p.temperature,      p.top_k,           p.top_p, p.min_p, p.repeat_penalty, p.repeat_last_n,
                 p.presence_penalty, p.frequency_penalty, p.seed};
   o.stop_at_end_of_generation = p.stop_at_end_of_generation;
+  if (p.grammar != nullptr) o.grammar = p.grammar;
+  o.lookup_draft = p.lookup_draft;
   minnow::StopMatcher stops(std::vector<std::string>(p.stop, p.stop + p.n_stop));
   bool user_stopped = false;
   auto emit = [&](const std::string& text, int32_t id) {

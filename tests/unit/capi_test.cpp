@@ -282,6 +282,39 @@ TEST(CApi, SessionsAndLogits) {
   EXPECT_EQ(minnow_session_n_past(cs.s), 0);
 }
 
+TEST(CApi, GrammarAndLookupDraftInGeneration) {
+  CModel c(kTiny);
+  CSession cs(c.m);
+  // The grammar holds greedy output to three letters and the end.
+  minnow_generate_params p = greedy(24);
+  p.grammar = "root ::= [a-z] [a-z] [a-z]";
+  Stream st;
+  ASSERT_EQ(minnow_generate(cs.s, "one two three", &p, Stream::callback, &st, nullptr), MINNOW_OK) << minnow_last_error();
+  EXPECT_EQ(st.text.size(), 3u) << st.text;
+  p.grammar = "root ::= nope";
+  EXPECT_EQ(minnow_generate(cs.s, "one", &p, nullptr, nullptr, nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("'nope' is used but not defined"), std::string::npos);
+  // Prompt lookup leaves greedy output as it was.
+  const std::vector<int32_t> prompt = tokenize(c.m, "one two three one two three one two");
+  const std::vector<int32_t> want = cpp_greedy(kTiny, prompt, 24);
+  minnow_generate_params q = greedy(24);
+  q.lookup_draft = 6;
+  Stream st2;
+  CSession cs2(c.m);
+  ASSERT_EQ(minnow_generate(cs2.s, "one two three one two three one two", &q, Stream::callback, &st2, nullptr), MINNOW_OK);
+  EXPECT_EQ(st2.ids, want);
+  q.lookup_draft = -1;
+  EXPECT_EQ(minnow_generate(cs2.s, "one", &q, nullptr, nullptr, nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  // Schemas to grammars.
+  size_t n = 0;
+  char buf[512];
+  ASSERT_EQ(minnow_json_schema_to_grammar(R"({"type": "boolean"})", buf, sizeof buf, &n), MINNOW_OK) << minnow_last_error();
+  EXPECT_NE(std::string(buf, n).find("root ::="), std::string::npos);
+  EXPECT_EQ(minnow_json_schema_to_grammar(R"({"type": "string", "pattern": "a"})", buf, sizeof buf, &n), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("pattern"), std::string::npos);
+  EXPECT_EQ(minnow_json_schema_to_grammar(nullptr, buf, sizeof buf, &n), MINNOW_ERR_INVALID_ARGUMENT);
+}
+
 TEST(CApi, GreedyGenerationMatchesTheCppApi) {
   CModel c(kTiny);
   CSession cs(c.m);
