@@ -8,7 +8,7 @@ add_library(minnow_shared SHARED cmake/empty.cpp)
 target_link_libraries(minnow_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,minnow_core>")
 target_include_directories(minnow_shared INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-set(MINNOW_ABI_VERSION 3)  # MINNOW_ABI_VERSION in include/minnow/minnow.h
+set(MINNOW_ABI_VERSION 4)  # MINNOW_ABI_VERSION in include/minnow/minnow.h
 set_target_properties(minnow_shared PROPERTIES OUTPUT_NAME minnow EXPORT_NAME minnow VERSION ${PROJECT_VERSION}
                       SOVERSION ${MINNOW_ABI_VERSION} LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/libminnow.map)
 target_link_options(minnow_shared PRIVATE "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/libminnow.map"

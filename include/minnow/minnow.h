@@ -52,7 +52,7 @@
 extern "C" {
 #endif
 
-#define MINNOW_ABI_VERSION 3
+#define MINNOW_ABI_VERSION 4  /* 4: minnow_generate_params gained grammar and lookup_draft */
 
 /* The ABI version the library was built with (compare with MINNOW_ABI_VERSION) and its
  * release version ("0.1.0"). */
