@@ -1,6 +1,7 @@
 #include "grammar/matcher.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "base/error.hpp"
 
@@ -13,12 +14,19 @@ void add_sorted(States& s, StackId id) {
 }
 
 constexpr size_t kMaxStacks = 1u << 22;  // an ambiguous grammar must not take all memory
+// A grammar so ambiguous that more parses are alive at once (`"x"? "x"? ...` keeps one per
+// item) is followed along the first ones only, so one step stays bounded.
+constexpr size_t kMaxAlive = 256;
+void cap(States& s) {
+  if (s.size() > kMaxAlive) s.resize(kMaxAlive);  // kDone, if there, sorts first and stays
+}
 
 }  // namespace
 
 Matcher::Matcher(std::shared_ptr<const Grammar> g) : g_(std::move(g)) {
   nodes_.emplace_back(0, kDone);  // the empty stack
   for (uint32_t alt : g_->rules[g_->root]) expand(alt, kDone, initial_);
+  cap(initial_);
 }
 
 StackId Matcher::intern(uint32_t pos, StackId below) {
@@ -31,28 +39,33 @@ StackId Matcher::intern(uint32_t pos, StackId below) {
   return it->second;
 }
 
-void Matcher::expand(uint32_t pos, StackId below, States& out) {
-  const Symbol& sym = g_->symbols[pos];
-  switch (sym.kind) {
-    case Symbol::Kind::End:  // this alternative is done: on with what the stack holds below
-      if (below == kDone) return add_sorted(out, kDone);
-      return expand(nodes_[below].first, nodes_[below].second, out);
-    case Symbol::Kind::Chars:
-      return add_sorted(out, intern(pos, below));
-    case Symbol::Kind::Rule: {
-      // What follows the reference waits below; when nothing does (a rule's last
-      // symbol), the reference is a tail call and the stack does not grow: repetitions
-      // written as right recursion match in constant depth.
-      const StackId rest = g_->symbols[pos + 1].kind == Symbol::Kind::End ? below : intern(pos + 1, below);
-      for (uint32_t alt : g_->rules[sym.index]) {
-        if (g_->symbols[alt].kind == Symbol::Kind::End) {  // an empty alternative
-          if (rest == kDone) add_sorted(out, kDone);
-          else expand(nodes_[rest].first, nodes_[rest].second, out);
-        } else {
-          expand(alt, rest, out);
-        }
+void Matcher::expand(uint32_t pos0, StackId below0, States& out) {
+  // A work list, not recursion: a grammar from a request may chain thousands of references
+  // (or of optional items) before a character. Each (position, stack below) is expanded
+  // once, so alternatives that can all be empty do not multiply the work.
+  std::vector<std::pair<uint32_t, StackId>> work{{pos0, below0}};
+  std::unordered_set<uint64_t> seen;
+  while (!work.empty()) {
+    const auto [pos, below] = work.back();
+    work.pop_back();
+    if (!seen.insert((static_cast<uint64_t>(pos) << 32) | below).second) continue;
+    const Symbol& sym = g_->symbols[pos];
+    switch (sym.kind) {
+      case Symbol::Kind::End:  // this alternative is done: on with what the stack holds below
+        if (below == kDone) add_sorted(out, kDone);
+        else work.push_back(nodes_[below]);
+        break;
+      case Symbol::Kind::Chars:
+        add_sorted(out, intern(pos, below));
+        break;
+      case Symbol::Kind::Rule: {
+        // What follows the reference waits below; when nothing does (a rule's last
+        // symbol), the reference is a tail call and the stack does not grow: repetitions
+        // written as right recursion match in constant depth.
+        const StackId rest = g_->symbols[pos + 1].kind == Symbol::Kind::End ? below : intern(pos + 1, below);
+        for (uint32_t alt : g_->rules[sym.index]) work.emplace_back(alt, rest);
+        break;
       }
-      return;
     }
   }
 }
@@ -76,6 +89,7 @@ void Matcher::advance(const States& from, uint32_t c, States& out) {
     if (out.empty()) out = next;
     else for (StackId n : next) add_sorted(out, n);
   }
+  cap(out);
 }
 
 bool Matcher::accepts_any(const States& s, uint32_t lo, uint32_t hi) const {

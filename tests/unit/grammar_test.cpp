@@ -105,6 +105,22 @@ TEST(GrammarMatch, LongRepetitionsKeepTheStackShallow) {
   EXPECT_EQ(s, inside);  // the same interned stack after every letter
 }
 
+TEST(GrammarMatch, LongChainsBeforeACharacterNeitherRecurseNorMultiply) {
+  std::string optional = "root ::=";
+  for (int i = 0; i < 3000; ++i) optional += " \"x\"?";  // thousands of parses alive: capped
+  optional += " \"y\"";
+  EXPECT_TRUE(matches(optional, "xxxy"));
+  EXPECT_TRUE(matches(optional, "y"));
+  std::string chain = "root ::= r0\n";
+  for (int i = 0; i < 20000; ++i) chain += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + "\n";
+  chain += "r20000 ::= \"z\"\n";
+  EXPECT_TRUE(matches(chain, "z"));
+  std::string empties = "root ::=";  // 2^40 ways to match nothing, if each were walked
+  for (int i = 0; i < 40; ++i) empties += " e";
+  empties += " \"q\"\ne ::= \"\" | \"\"";
+  EXPECT_TRUE(matches(empties, "q"));
+}
+
 // A vocabulary from strings; ids in order; the last is an end-of-turn control token.
 class FakeTokenizer : public Tokenizer {
  public:
