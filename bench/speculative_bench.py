@@ -2,6 +2,7 @@
 """Speculative decoding by prompt lookup against plain decoding, on editing tasks.
 
     .venv/bin/python bench/speculative_bench.py [--model M] [--draft 8] [--rounds 3] [-t 2]
+    .venv/bin/python bench/speculative_bench.py --draft-model models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 
 Each task asks the model to rewrite a given function (rename, add type hints, add a
 docstring, ...), so the answer repeats much of the prompt. Per task and round, `minnow run`
@@ -57,9 +58,11 @@ TASKS = [
 ]
 
 
-def run(minnow, model, threads, n, draft, prompt):
+def run(minnow, model, threads, n, draft, prompt, draft_model=None):
+    spec = (["--draft", draft_model, "--draft-max", str(draft)] if draft_model and draft else
+            ["--lookup-draft", str(draft)])
     r = subprocess.run([minnow, "run", "-m", model, "--chat", "--temp", "0", "-n", str(n), "-t", str(threads),
-                        "--lookup-draft", str(draft), "-p", prompt], capture_output=True, text=True, check=True)
+                        *spec, "-p", prompt], capture_output=True, text=True, check=True)
     m = TIMING.search(r.stderr)
     return float(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0), int(m.group(1)), r.stdout
 
@@ -68,12 +71,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=str(ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
     ap.add_argument("--minnow", default=str(ROOT / "build" / "release" / "minnow"))
-    ap.add_argument("--draft", type=int, default=8)
+    ap.add_argument("--draft", type=int, default=8, help="most tokens proposed per step")
+    ap.add_argument("--draft-model", help="propose with this model (same vocabulary) instead of prompt lookup")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-n", type=int, default=256)
     ap.add_argument("-t", "--threads", type=int, default=2)
     a = ap.parse_args()
-    print(f"| task | tokens | plain tok/s | lookup tok/s | speedup | proposed kept |\n|---|---|---|---|---|---|")
+    kind = "draft model" if a.draft_model else "lookup"
+    print(f"| task | tokens | plain tok/s | {kind} tok/s | speedup | proposed kept |\n|---|---|---|---|---|---|")
     speedups = []
     for name, prompt in TASKS:
         plain, spec, kept = [], [], []
@@ -81,7 +86,7 @@ def main():
             order = [0, a.draft] if i % 2 == 0 else [a.draft, 0]
             outs = {}
             for d in order:
-                rate, drafted, accepted, tokens, out = run(a.minnow, a.model, a.threads, a.n, d, prompt)
+                rate, drafted, accepted, tokens, out = run(a.minnow, a.model, a.threads, a.n, d, prompt, a.draft_model)
                 outs[d] = out
                 (spec if d else plain).append(rate)
                 if d:
@@ -91,7 +96,8 @@ def main():
         speedups.append(s)
         print(f"| {name} | {tokens} | {statistics.median(plain):.1f} | {statistics.median(spec):.1f} | "
               f"{s:.2f}x | {100 * statistics.median(kept):.0f}% |", flush=True)
-    print(f"\nmedian speedup {statistics.median(speedups):.2f}x ({a.model}, -t {a.threads}, --lookup-draft {a.draft}); "
+    how = f"--draft {a.draft_model} --draft-max {a.draft}" if a.draft_model else f"--lookup-draft {a.draft}"
+    print(f"\nmedian speedup {statistics.median(speedups):.2f}x ({a.model}, -t {a.threads}, {how}); "
           "outputs identical")
 
 
