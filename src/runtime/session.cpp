@@ -100,6 +100,9 @@ void Session::greedy_continuation(std::span<const int32_t> seq, int n, std::vect
 GenerateResult Session::generate(std::span<const int32_t> prompt, const GenerateOptions& o, const TokenCallback& on_token) {
   cancel_.store(false);
   const Tokenizer& tok = *model_.impl().tokenizer;
+  if (o.draft_model && o.draft_model->model_.info().vocab_size != model_.info().vocab_size)
+    throw Error("session: the draft model's vocabulary (" + std::to_string(o.draft_model->model_.info().vocab_size) +
+                " tokens) is not the model's (" + std::to_string(model_.info().vocab_size) + ")");
   std::optional<grammar::TokenConstraint> constraint;
   if (!o.grammar.empty()) {  // parsed before any work: a bad grammar fails fast
     auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(o.grammar));
@@ -122,9 +125,6 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
   // exactly the drafted tokens (whose K/V are then already cached). A refused draft's K/V
   // are overwritten by the next pass (attention reads only positions before its own).
   const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
-  if (o.draft_model && o.draft_model->model_.info().vocab_size != model_.info().vocab_size)
-    throw Error("session: the draft model's vocabulary (" + std::to_string(o.draft_model->model_.info().vocab_size) +
-                " tokens) is not the model's (" + std::to_string(model_.info().vocab_size) + ")");
   const int max_draft = std::max(0, std::min(o.draft_model ? o.draft_max : o.lookup_draft, batch_ - 1));
   DraftLength draft_length(max_draft);
   std::vector<int32_t> draft, batch;

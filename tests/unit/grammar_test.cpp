@@ -2,6 +2,7 @@
 // the sampler with a grammar.
 #include <gtest/gtest.h>
 
+#include "grammar_match.hpp"
 #include <cmath>
 #include <map>
 #include <memory>
@@ -19,20 +20,7 @@
 namespace minnow::grammar {
 namespace {
 
-// Whole-text match: every code point accepted and the grammar complete at the end.
-bool matches(const std::string& gbnf, const std::string& text) {
-  Matcher m(std::make_shared<const Grammar>(parse_gbnf(gbnf)));
-  States s = m.initial(), next;
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8_valid_length(text, i);
-    if (n == 0) return false;
-    m.advance(s, utf8_decode(text, i, n), next);
-    if (next.empty()) return false;
-    std::swap(s, next);
-    i += n;
-  }
-  return Matcher::can_end(s);
-}
+bool matches(const std::string& gbnf, const std::string& text) { return test::grammar_matches(gbnf, text); }
 
 std::string parse_error(const std::string& gbnf) {
   try {

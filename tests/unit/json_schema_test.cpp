@@ -2,6 +2,7 @@
 // and refuses (through the GBNF parser and matcher), and the one-line refusals.
 #include <gtest/gtest.h>
 
+#include "grammar_match.hpp"
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,20 +20,7 @@ using ojson = nlohmann::ordered_json;
 
 std::string gbnf(const std::string& schema) { return json_schema_to_gbnf(ojson::parse(schema)); }
 
-// Whole-text match of `text` against the grammar made from `schema`.
-bool accepts(const std::string& grammar, const std::string& text) {
-  grammar::Matcher m(std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(grammar)));
-  grammar::States s = m.initial(), next;
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8_valid_length(text, i);
-    if (n == 0) return false;
-    m.advance(s, utf8_decode(text, i, n), next);
-    if (next.empty()) return false;
-    std::swap(s, next);
-    i += n;
-  }
-  return grammar::Matcher::can_end(s);
-}
+bool accepts(const std::string& grammar, const std::string& text) { return test::grammar_matches(grammar, text); }
 
 std::string error_of(const std::string& schema) {
   try {

@@ -1,6 +1,7 @@
 // Tool calls out of a reply's text (blocks and bare objects), streamed, and forced by a grammar.
 #include <gtest/gtest.h>
 
+#include "grammar_match.hpp"
 #include "grammar/gbnf.hpp"
 #include "grammar/matcher.hpp"
 #include "minnow/error.hpp"
@@ -53,16 +54,7 @@ TEST(ToolCalls, StreamHoldsFromTheBlockOn) {
   EXPECT_TRUE(bare.holding_call());
 }
 
-bool matches(const std::string& gbnf, const std::string& text) {
-  grammar::Matcher m(std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf)));
-  grammar::States s = m.initial(), next;
-  for (unsigned char c : text) {  // ASCII here
-    m.advance(s, c, next);
-    if (next.empty()) return false;
-    std::swap(s, next);
-  }
-  return grammar::Matcher::can_end(s);
-}
+bool matches(const std::string& gbnf, const std::string& text) { return test::grammar_matches(gbnf, text); }
 
 TEST(ToolCalls, ForcedGrammarHoldsArgumentsToTheSchema) {
   const std::string any = forced_tool_call_grammar(kTools, "");
