@@ -11,7 +11,7 @@ setup:
 	@scripts/setup
 
 models: setup
-	@scripts/fetch-models --gemma3
+	@scripts/fetch-models --gemma3 --minilm
 
 build: setup
 	@cmake --preset release >/dev/null

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "tokenizer/bpe.hpp"
+#include "tokenizer/wordpiece.hpp"
 
 namespace minnow {
 namespace {
@@ -116,8 +117,9 @@ void read_pre_tokenizer(const json& p, BpeVocab& v, bool& byte_level, int depth 
 }
 
 // Post-processors only matter here when they add tokens; the supported templates are
-// "$A" with at most one special token before it (BOS) and one after it (EOS).
-void read_post_processor(const json& p, BpeVocab& v, int depth = 0) {
+// "$A" with at most one special token before it (BOS, BERT's [CLS]) and one after it (EOS, [SEP]).
+template <typename Vocab>
+void read_post_processor(const json& p, Vocab& v, int depth = 0) {
   check_depth(depth);
   if (p.is_null()) return;
   std::string t = type_of(p);
@@ -191,7 +193,8 @@ void read_merge(const json& m, MergeList& out) {
   out.push_back(s.substr(0, sp), s.substr(sp + 1));
 }
 
-void set_token(BpeVocab& v, int64_t id, const std::string& text, TokenType type) {
+template <typename Vocab>
+void set_token(Vocab& v, int64_t id, const std::string& text, TokenType type) {
   constexpr int64_t kMaxTokens = int64_t{1} << 30;
   if (id < 0 || id >= kMaxTokens) fail("token id " + std::to_string(id) + " is out of range");
   auto i = static_cast<size_t>(id);
@@ -225,7 +228,8 @@ void read_model(const json& m, BpeVocab& v) {
   for (const auto& mg : merges) read_merge(mg, v.merges);
 }
 
-void read_added_tokens(const json& added, BpeVocab& v) {
+template <typename Vocab>
+void read_added_tokens(const json& added, Vocab& v) {
   for (const auto& a : added) {
     AddedToken t;
     t.content = a.at("content").get<std::string>();
@@ -246,6 +250,50 @@ int32_t find_id(const BpeVocab& v, const std::string& text) {
   for (size_t i = 0; i < v.tokens.size(); ++i)
     if (v.tokens[i] == text && v.types[i] != TokenType::Unused) return static_cast<int32_t>(i);
   return -1;
+}
+
+bool flag(const json& j, const char* key, bool fallback) {
+  const json v = j.value(key, json());
+  return v.is_null() ? fallback : v.get<bool>();
+}
+
+WordPieceVocab read_wordpiece(const json& j) {
+  WordPieceVocab v;
+  const json& m = j.at("model");
+  for (const auto& [text, id] : m.at("vocab").items()) set_token(v, id.get<int64_t>(), text, TokenType::Normal);
+  const std::string unk = m.value("unk_token", std::string("[UNK]"));
+  if (!m.at("vocab").contains(unk)) fail("WordPiece unk_token '" + unk + "' is not in the vocabulary");
+  v.unk_id = m.at("vocab").at(unk).get<int32_t>();
+  v.continuing_prefix = m.value("continuing_subword_prefix", std::string("##"));
+  v.max_input_chars_per_word = m.value("max_input_chars_per_word", size_t{100});
+  read_added_tokens(j.value("added_tokens", json::array()), v);
+  const json n = j.value("normalizer", json());
+  if (n.is_null()) {
+    v.normalize = false;
+  } else if (type_of(n) == "BertNormalizer") {
+    v.normalizer.clean_text = flag(n, "clean_text", true);
+    v.normalizer.handle_chinese_chars = flag(n, "handle_chinese_chars", true);
+    v.normalizer.lowercase = flag(n, "lowercase", true);
+    v.normalizer.strip_accents = flag(n, "strip_accents", v.normalizer.lowercase);  // null: as lowercase
+  } else {
+    fail("normalizer '" + type_of(n) + "' with a WordPiece model is not supported (supported: BertNormalizer)");
+  }
+  const json pre = j.value("pre_tokenizer", json());
+  if (pre.is_null()) v.pre_tokenize = false;
+  else if (type_of(pre) != "BertPreTokenizer")
+    fail("pre-tokenizer '" + type_of(pre) + "' with a WordPiece model is not supported (supported: BertPreTokenizer)");
+  const json dec = j.value("decoder", json());
+  if (type_of(dec) == "WordPiece") v.decode_cleanup = flag(dec, "cleanup", true);
+  else if (!dec.is_null()) fail("decoder '" + type_of(dec) + "' with a WordPiece model is not supported (supported: WordPiece)");
+  const json post = j.value("post_processor", json());
+  if (type_of(post) == "BertProcessing") {  // {"sep": ["[SEP]", 102], "cls": ["[CLS]", 101]}
+    v.bos_id = post.at("cls").at(1).get<int32_t>();
+    v.eos_id = post.at("sep").at(1).get<int32_t>();
+    v.add_bos = v.add_eos = true;
+  } else {
+    read_post_processor(post, v);
+  }
+  return v;
 }
 
 BpeVocab read_vocab(const json& j, const json& config) {
@@ -280,8 +328,9 @@ BpeVocab read_vocab(const json& j, const json& config) {
 
 }  // namespace
 
-BpeVocab bpe_vocab_from_hf_json(const std::string& tokenizer_json_path) {
-  json j = read_json(tokenizer_json_path);
+namespace {
+
+BpeVocab bpe_vocab_from(const json& j, const std::string& tokenizer_json_path) {
   json config;
   auto config_path = std::filesystem::path(tokenizer_json_path).parent_path() / "tokenizer_config.json";
   if (std::filesystem::exists(config_path)) config = read_json(config_path.string());
@@ -292,8 +341,22 @@ BpeVocab bpe_vocab_from_hf_json(const std::string& tokenizer_json_path) {
   }
 }
 
+}  // namespace
+
+BpeVocab bpe_vocab_from_hf_json(const std::string& tokenizer_json_path) {
+  return bpe_vocab_from(read_json(tokenizer_json_path), tokenizer_json_path);
+}
+
 std::unique_ptr<Tokenizer> tokenizer_from_hf_json(const std::string& tokenizer_json_path) {
-  return std::make_unique<BpeTokenizer>(bpe_vocab_from_hf_json(tokenizer_json_path));
+  const json j = read_json(tokenizer_json_path);
+  if (j.is_object() && j.contains("model") && type_of(j.at("model")) == "WordPiece") {
+    try {
+      return std::make_unique<WordPieceTokenizer>(read_wordpiece(j));
+    } catch (const json::exception& e) {
+      fail("'" + tokenizer_json_path + "' is malformed: " + e.what());
+    }
+  }
+  return std::make_unique<BpeTokenizer>(bpe_vocab_from(j, tokenizer_json_path));
 }
 
 }  // namespace minnow

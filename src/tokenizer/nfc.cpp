@@ -21,11 +21,9 @@ uint8_t ccc(uint32_t cp) {
 }
 
 void decompose(uint32_t cp, std::vector<uint32_t>& out) {
-  if (cp >= kSBase && cp < kSBase + kSCount) {
-    uint32_t s = cp - kSBase;
-    out.push_back(kLBase + s / kNCount);
-    out.push_back(kVBase + (s % kNCount) / kTCount);
-    if (s % kTCount) out.push_back(kTBase + s % kTCount);
+  uint32_t jamo[3];
+  if (int n = hangul_decompose(cp, jamo)) {
+    out.insert(out.end(), jamo, jamo + n);
     return;
   }
   const auto* end = nfc::kDecomp + nfc::kDecompCount;
@@ -90,6 +88,16 @@ void nfc_run(const std::vector<uint32_t>& cps, std::string& out) {
 }
 
 }  // namespace
+
+int hangul_decompose(uint32_t cp, uint32_t out[3]) {
+  if (cp < kSBase || cp >= kSBase + kSCount) return 0;
+  const uint32_t s = cp - kSBase;
+  out[0] = kLBase + s / kNCount;
+  out[1] = kVBase + (s % kNCount) / kTCount;
+  if (s % kTCount == 0) return 2;
+  out[2] = kTBase + s % kTCount;
+  return 3;
+}
 
 std::string nfc_normalize(std::string_view s) {
   // ASCII is already NFC and never composes with what follows it... except a following

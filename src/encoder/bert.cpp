@@ -1,0 +1,235 @@
+#include "encoder/bert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+
+namespace minnow {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& msg) { throw Error("bert: " + msg); }
+
+int64_t positive(const json& j, const char* key) {
+  if (!j.contains(key) || !j.at(key).is_number_integer()) fail(std::string("config.json has no integer '") + key + "'");
+  const auto v = j.at(key).get<int64_t>();
+  if (v <= 0 || v > (int64_t{1} << 24)) fail(std::string("config.json '") + key + "' = " + std::to_string(v) + " is out of range");
+  return v;
+}
+
+// Rows of a row-major tensor as the matmul kernels take them.
+kernels::WeightView view_of(const SafetensorsTensor& t) {
+  if (!t.type) fail("tensor '" + t.name + "' has dtype " + t.dtype + " (supported: F32, F16, BF16)");
+  const int64_t rows = t.shape.size() == 2 ? t.shape[0] : 1;
+  const int64_t cols = t.shape.empty() ? 1 : t.shape.back();
+  return {*t.type, t.data, rows, cols, static_cast<size_t>(t.n_bytes / static_cast<uint64_t>(rows)), nullptr};
+}
+
+std::vector<float> to_f32(const kernels::WeightView& w) {
+  std::vector<float> out(static_cast<size_t>(w.rows * w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) kernels::dequantize_row(w, r, out.data() + r * w.cols);
+  return out;
+}
+
+// y = layer_norm(x + add) * w + b over rows of d values; add may be null, y may be x.
+void add_layer_norm(const float* x, const float* add, const std::vector<float>& w, const std::vector<float>& b, float* y,
+                    int64_t rows, int64_t d, float eps, ThreadPool& pool) {
+  pool.parallel_for(rows, [&](int64_t r, int) {
+    const float* xr = x + r * d;
+    float* yr = y + r * d;
+    for (int64_t i = 0; i < d; ++i) yr[i] = add ? xr[i] + add[r * d + i] : xr[i];
+    float mean = 0;
+    for (int64_t i = 0; i < d; ++i) mean += yr[i];
+    mean /= static_cast<float>(d);
+    float var = 0;
+    for (int64_t i = 0; i < d; ++i) var += (yr[i] - mean) * (yr[i] - mean);
+    const float inv = 1.0f / std::sqrt(var / static_cast<float>(d) + eps);
+    for (int64_t i = 0; i < d; ++i) yr[i] = (yr[i] - mean) * inv * w[i] + b[i];
+  });
+}
+
+void add_bias(float* y, const std::vector<float>& b, int64_t rows) {
+  const auto d = static_cast<int64_t>(b.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < d; ++i) y[r * d + i] += b[i];
+}
+
+float activate(float x, BertConfig::Activation a) {
+  switch (a) {
+    case BertConfig::Activation::GeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case BertConfig::Activation::GeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case BertConfig::Activation::Relu: return x > 0 ? x : 0;
+  }
+  return x;
+}
+
+}  // namespace
+
+BertConfig read_bert_config(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "config.json").string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open '" + path + "'");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    fail("'" + path + "' is not valid JSON: " + e.what());
+  }
+  if (!j.is_object()) fail("'" + path + "' is not a JSON object");
+  const std::string type = j.value("model_type", std::string());
+  if (type != "bert") fail("model_type '" + type + "' is not supported (supported: bert)");
+  BertConfig c;
+  c.hidden = positive(j, "hidden_size");
+  c.n_layers = positive(j, "num_hidden_layers");
+  c.n_heads = positive(j, "num_attention_heads");
+  c.intermediate = positive(j, "intermediate_size");
+  c.max_positions = positive(j, "max_position_embeddings");
+  c.type_vocab = positive(j, "type_vocab_size");
+  c.vocab = positive(j, "vocab_size");
+  if (c.hidden % c.n_heads) fail("hidden_size is not a multiple of num_attention_heads");
+  if (j.contains("layer_norm_eps") && j.at("layer_norm_eps").is_number()) c.layer_norm_eps = j.at("layer_norm_eps").get<float>();
+  const std::string act = j.value("hidden_act", std::string("gelu"));
+  if (act == "gelu") c.activation = BertConfig::Activation::GeluErf;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.activation = BertConfig::Activation::GeluTanh;
+  else if (act == "relu") c.activation = BertConfig::Activation::Relu;
+  else fail("hidden_act '" + act + "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)");
+  const std::string pos = j.value("position_embedding_type", std::string("absolute"));
+  if (pos != "absolute") fail("position_embedding_type '" + pos + "' is not supported (supported: absolute)");
+  if (j.contains("pad_token_id") && j.at("pad_token_id").is_number_integer()) c.pad_token_id = j.at("pad_token_id").get<int32_t>();
+  return c;
+}
+
+std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir) {
+  std::unique_ptr<BertEncoder> e(new BertEncoder());
+  e->c_ = read_bert_config(dir);
+  e->weights_ = SafetensorsCheckpoint::open(dir);
+  const BertConfig& c = e->c_;
+  const std::string prefix = e->weights_->find("bert.embeddings.word_embeddings.weight") ? "bert." : "";
+  auto tensor = [&](const std::string& name, int64_t rows, int64_t cols) {
+    const SafetensorsTensor* t = e->weights_->find(prefix + name);
+    if (!t) fail("the checkpoint has no tensor '" + prefix + name + "'");
+    const std::vector<int64_t> want = rows ? std::vector<int64_t>{rows, cols} : std::vector<int64_t>{cols};
+    if (t->shape != want) fail("tensor '" + t->name + "' has the wrong shape for config.json");
+    return view_of(*t);
+  };
+  auto norm = [&](const std::string& name) {
+    return Norm{to_f32(tensor(name + ".weight", 0, c.hidden)), to_f32(tensor(name + ".bias", 0, c.hidden))};
+  };
+  auto linear = [&](const std::string& name, int64_t out, int64_t in) {
+    return Linear{tensor(name + ".weight", out, in), to_f32(tensor(name + ".bias", 0, out))};
+  };
+  e->word_emb_ = tensor("embeddings.word_embeddings.weight", c.vocab, c.hidden);
+  e->pos_emb_ = tensor("embeddings.position_embeddings.weight", c.max_positions, c.hidden);
+  e->type_emb_ = tensor("embeddings.token_type_embeddings.weight", c.type_vocab, c.hidden);
+  e->emb_norm_ = norm("embeddings.LayerNorm");
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const std::string p = "encoder.layer." + std::to_string(l) + ".";
+    Layer L;
+    L.q = linear(p + "attention.self.query", c.hidden, c.hidden);
+    L.k = linear(p + "attention.self.key", c.hidden, c.hidden);
+    L.v = linear(p + "attention.self.value", c.hidden, c.hidden);
+    L.attn_out = linear(p + "attention.output.dense", c.hidden, c.hidden);
+    L.attn_norm = norm(p + "attention.output.LayerNorm");
+    L.up = linear(p + "intermediate.dense", c.intermediate, c.hidden);
+    L.down = linear(p + "output.dense", c.hidden, c.intermediate);
+    L.out_norm = norm(p + "output.LayerNorm");
+    e->layers_.push_back(std::move(L));
+  }
+  return e;
+}
+
+// ctx = softmax(q k^T / sqrt(head_dim)) v per sequence and head; qkv holds q, k and v for
+// every token (3 * hidden values per row).
+void BertEncoder::attention(const float* qkv, std::span<const int64_t> starts, float* ctx, ThreadPool& pool) const {
+  const int64_t H = c_.hidden, hd = H / c_.n_heads, stride = 3 * H;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const auto n_seqs = static_cast<int64_t>(starts.size()) - 1;
+  const kernels::KernelTable& kt = kernels::active();
+  pool.parallel_for(n_seqs * c_.n_heads, [&](int64_t task, int) {
+    const int64_t s = task / c_.n_heads, h = task % c_.n_heads;
+    const int64_t first = starts[static_cast<size_t>(s)], len = starts[static_cast<size_t>(s) + 1] - first;
+    thread_local std::vector<float> scores;
+    scores.resize(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) {
+      const float* q = qkv + (first + i) * stride + h * hd;
+      float mx = -INFINITY;
+      for (int64_t j = 0; j < len; ++j) {
+        scores[static_cast<size_t>(j)] = kt.dot_f32(q, qkv + (first + j) * stride + H + h * hd, hd) * scale;
+        mx = std::max(mx, scores[static_cast<size_t>(j)]);
+      }
+      const float inv = 1.0f / kt.exp_sum(scores.data(), len, mx);
+      float* out = ctx + (first + i) * H + h * hd;
+      std::fill(out, out + hd, 0.0f);
+      for (int64_t j = 0; j < len; ++j) {
+        const float p = scores[static_cast<size_t>(j)] * inv;
+        const float* v = qkv + (first + j) * stride + 2 * H + h * hd;
+        for (int64_t d = 0; d < hd; ++d) out[d] += p * v[d];
+      }
+    }
+  });
+}
+
+void BertEncoder::forward(std::span<const std::span<const int32_t>> seqs, std::vector<float>& out, ThreadPool& pool) const {
+  const int64_t H = c_.hidden;
+  std::vector<int64_t> starts{0};
+  for (auto s : seqs) {
+    if (static_cast<int64_t>(s.size()) > c_.max_positions)
+      fail("a sequence of " + std::to_string(s.size()) + " tokens is longer than the model's " +
+           std::to_string(c_.max_positions) + " positions");
+    for (int32_t id : s)
+      if (id < 0 || id >= c_.vocab) fail("token id " + std::to_string(id) + " is out of the vocabulary");
+    starts.push_back(starts.back() + static_cast<int64_t>(s.size()));
+  }
+  const int64_t T = starts.back();
+  out.assign(static_cast<size_t>(T * H), 0.0f);
+  float* x = out.data();
+  // Embeddings: word + position + token type 0, then LayerNorm.
+  std::vector<float> row(static_cast<size_t>(H)), type0(static_cast<size_t>(H));
+  kernels::dequantize_row(type_emb_, 0, type0.data());
+  for (size_t s = 0; s < seqs.size(); ++s)
+    for (int64_t p = 0; p < static_cast<int64_t>(seqs[s].size()); ++p) {
+      float* xr = x + (starts[s] + p) * H;
+      kernels::dequantize_row(word_emb_, seqs[s][static_cast<size_t>(p)], xr);
+      kernels::dequantize_row(pos_emb_, p, row.data());
+      for (int64_t i = 0; i < H; ++i) xr[i] += row[static_cast<size_t>(i)] + type0[static_cast<size_t>(i)];
+    }
+  add_layer_norm(x, nullptr, emb_norm_.w, emb_norm_.b, x, T, H, c_.layer_norm_eps, pool);
+
+  std::vector<float> qkv(static_cast<size_t>(T * 3 * H)), q(static_cast<size_t>(T * H)), k(q.size()), v(q.size());
+  std::vector<float> ctx(q.size()), proj(q.size()), up(static_cast<size_t>(T * c_.intermediate));
+  for (const Layer& L : layers_) {
+    const kernels::MatmulOut qkv_outs[] = {{&L.q.w, q.data()}, {&L.k.w, k.data()}, {&L.v.w, v.data()}};
+    kernels::matmul_many(qkv_outs, x, T, pool);
+    // Interleave per token (q | k | v) with the biases added, for the attention's row reads.
+    pool.parallel_for(T, [&](int64_t t, int) {
+      float* dst = qkv.data() + t * 3 * H;
+      for (int64_t i = 0; i < H; ++i) {
+        dst[i] = q[static_cast<size_t>(t * H + i)] + L.q.b[static_cast<size_t>(i)];
+        dst[H + i] = k[static_cast<size_t>(t * H + i)] + L.k.b[static_cast<size_t>(i)];
+        dst[2 * H + i] = v[static_cast<size_t>(t * H + i)] + L.v.b[static_cast<size_t>(i)];
+      }
+    });
+    attention(qkv.data(), starts, ctx.data(), pool);
+    kernels::matmul(L.attn_out.w, ctx.data(), T, proj.data(), pool);
+    add_bias(proj.data(), L.attn_out.b, T);
+    add_layer_norm(x, proj.data(), L.attn_norm.w, L.attn_norm.b, x, T, H, c_.layer_norm_eps, pool);
+    kernels::matmul(L.up.w, x, T, up.data(), pool);
+    const int64_t I = c_.intermediate;
+    pool.parallel_for(T, [&](int64_t t, int) {
+      float* u = up.data() + t * I;
+      for (int64_t i = 0; i < I; ++i) u[i] = activate(u[i] + L.up.b[static_cast<size_t>(i)], c_.activation);
+    });
+    kernels::matmul(L.down.w, up.data(), T, proj.data(), pool);
+    add_bias(proj.data(), L.down.b, T);
+    add_layer_norm(x, proj.data(), L.out_norm.w, L.out_norm.b, x, T, H, c_.layer_norm_eps, pool);
+  }
+}
+
+}  // namespace minnow

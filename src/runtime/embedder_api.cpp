@@ -1,0 +1,25 @@
+// minnow::Embedder: the public face of a SentenceEmbedder.
+#include "encoder/sentence_embedder.hpp"
+#include "minnow/embed.hpp"
+
+namespace minnow {
+
+Embedder::Embedder(std::unique_ptr<SentenceEmbedder> e) : e_(std::move(e)) {}
+Embedder::~Embedder() = default;
+
+std::unique_ptr<Embedder> Embedder::load(const std::string& dir, int n_threads) {
+  return std::unique_ptr<Embedder>(new Embedder(std::make_unique<SentenceEmbedder>(dir, n_threads)));
+}
+
+int Embedder::dim() const { return static_cast<int>(e_->dim()); }
+int Embedder::max_tokens() const { return static_cast<int>(e_->config().max_tokens); }
+bool Embedder::normalized() const { return e_->config().normalize; }
+std::string Embedder::pooling() const { return pooling_name(e_->config().pooling); }
+
+std::vector<int32_t> Embedder::tokenize(std::string_view text) const { return e_->tokenize(text); }
+
+std::vector<float> Embedder::embed(std::span<const std::string> texts, int batch_size, int64_t* n_tokens) {
+  return e_->embed(texts, batch_size, n_tokens);
+}
+
+}  // namespace minnow
