@@ -23,10 +23,21 @@ namespace minnow {
 
 class SentenceEmbedder;
 
+struct EmbedderOptions {
+  int n_threads = 0;  // <= 0: one per core
+  // How the encoder multiplies its matrices:
+  //  BF16 (default): weights and activations rounded to bfloat16, products summed in f32;
+  //    twice the f32 rate on CPUs with AVX512-BF16, half of F32's weight memory; cosine to
+  //    the F32 result ~0.99999 (docs/embeddings.md).
+  //  F32: in f32 as the checkpoint's values (the exact reference).
+  //  Q8_0: weights quantized to 8 bits (blocks of 32) for the integer kernels; cosine
+  //    ~0.9998, below the 0.9999 that search indexes usually need: for experiments.
+  enum class Precision { BF16, F32, Q8_0 } precision = Precision::BF16;
+};
+
 class MINNOW_API Embedder {
  public:
-  // n_threads <= 0: one per core.
-  static std::unique_ptr<Embedder> load(const std::string& dir, int n_threads = 0);
+  static std::unique_ptr<Embedder> load(const std::string& dir, const EmbedderOptions& options = {});
   ~Embedder();
 
   int dim() const;         // floats per embedding

@@ -32,6 +32,8 @@ CpuFeatures detect() {
   // __builtin_cpu_supports also checks that the OS saves the AVX-512 state (XCR0).
   f.avx512_vnni = f.avx2_fma_f16c && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  // AVX512-BF16 is CPUID leaf 7, sub-leaf 1, EAX bit 5.
+  f.avx512_bf16 = f.avx512_vnni && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
 #elif defined(__aarch64__) && defined(__APPLE__)
   f.neon = true;
   f.dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd");

@@ -9,6 +9,7 @@ struct CpuFeatures {
   bool avx2_fma_f16c = false;  // the AVX2 kernels' baseline
   bool avx_vnni = false;
   bool avx512_vnni = false;  // with AVX-512 F, BW and VL (every CPU with VNNI has them)
+  bool avx512_bf16 = false;  // vdpbf16ps (Cooper Lake, Sapphire Rapids, Zen 4), with F, BW and VL
   // aarch64 (NEON itself is part of every aarch64 CPU)
   bool neon = false;
   bool dotprod = false;  // sdot/udot (armv8.2-a FEAT_DotProd)

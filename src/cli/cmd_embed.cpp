@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "cli/common.hpp"
@@ -12,7 +13,8 @@
 namespace minnow::cli {
 namespace {
 
-std::vector<std::string> read_lines(const std::string& path) {
+// One text per line, or one JSON string per line (json_lines: texts with newlines).
+std::vector<std::string> read_lines(const std::string& path, bool json_lines) {
   std::ifstream file;
   if (path != "-") {
     file.open(path, std::ios::binary);
@@ -20,9 +22,18 @@ std::vector<std::string> read_lines(const std::string& path) {
   }
   std::istream& in = path == "-" ? std::cin : file;
   std::vector<std::string> lines;
+  size_t n = 0;
   for (std::string line; std::getline(in, line);) {
+    ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(std::move(line));
+    if (line.empty()) continue;
+    if (!json_lines) {
+      lines.push_back(std::move(line));
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_string()) throw Error("embed: line " + std::to_string(n) + " of '" + path + "' is not a JSON string");
+    lines.push_back(j.get<std::string>());
   }
   return lines;
 }
@@ -59,10 +70,10 @@ void print_similarity(const std::vector<float>& e, size_t n, int dim) {
 
 void register_embed(CLI::App& app) {
   struct Opts {
-    std::string model, file;
+    std::string model, file, precision = "bf16";
     std::vector<std::string> texts;
     int threads = 0, batch = 32;
-    bool similarity = false, timing = false;
+    bool similarity = false, timing = false, json_lines = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("embed", "Print sentence embeddings of texts (BERT-family models such as all-MiniLM-L6-v2)");
@@ -77,15 +88,23 @@ void register_embed(CLI::App& app) {
       ->required();
   cmd->add_option("texts", o->texts, "Texts to embed");
   cmd->add_option("-f,--file", o->file, "Read the texts from a file, one per line (- for stdin; empty lines skipped)");
+  cmd->add_flag("--json-lines", o->json_lines, "With -f: each line is a JSON string (for texts holding newlines)");
   cmd->add_option("-t,--threads", o->threads, "Threads (default: one per core)");
   cmd->add_option("-b,--batch", o->batch, "Texts encoded together (default 32; the result does not depend on it)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--precision", o->precision,
+                  "Matrix arithmetic: bf16 (default; fast, cosine ~0.99999 to f32), f32 (exact), q8_0 (8-bit "
+                  "weights, coarser)")
+      ->check(CLI::IsMember({"bf16", "f32", "q8_0"}));
   cmd->add_flag("--similarity", o->similarity, "Print the cosine similarity of every pair of texts instead of the vectors");
   cmd->add_flag("--timing", o->timing, "Report texts/s and tokens/s on stderr");
   cmd->callback([o] {
     if (o->texts.empty() == o->file.empty()) throw CLI::ValidationError("embed", "give either TEXTS or -f FILE");
-    std::vector<std::string> texts = o->file.empty() ? o->texts : read_lines(o->file);
-    auto emb = Embedder::load(o->model, o->threads);
+    std::vector<std::string> texts = o->file.empty() ? o->texts : read_lines(o->file, o->json_lines);
+    EmbedderOptions opts{.n_threads = o->threads};
+    if (o->precision == "f32") opts.precision = EmbedderOptions::Precision::F32;
+    if (o->precision == "q8_0") opts.precision = EmbedderOptions::Precision::Q8_0;
+    auto emb = Embedder::load(o->model, opts);
     const auto t0 = std::chrono::steady_clock::now();
     int64_t tokens = 0;
     std::vector<float> e = emb->embed(texts, o->batch, &tokens);

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
+#include "kernels/packed.hpp"
+#include "tensor/dtype.hpp"
 
 namespace minnow {
 namespace {
@@ -54,20 +57,16 @@ void add_layer_norm(const float* x, const float* add, const std::vector<float>& 
   });
 }
 
-void add_bias(float* y, const std::vector<float>& b, int64_t rows) {
-  const auto d = static_cast<int64_t>(b.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < d; ++i) y[r * d + i] += b[i];
-}
-
-float activate(float x, BertConfig::Activation a) {
+void activate(float* x, int64_t n, BertConfig::Activation a, const kernels::KernelTable& kt) {
   switch (a) {
-    case BertConfig::Activation::GeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case BertConfig::Activation::GeluErf: return kt.gelu_erf(x, x, n);
     case BertConfig::Activation::GeluTanh:
-      return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case BertConfig::Activation::Relu: return x > 0 ? x : 0;
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(0.7978845608028654f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+      return;
+    case BertConfig::Activation::Relu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : 0;
+      return;
   }
-  return x;
 }
 
 }  // namespace
@@ -106,7 +105,47 @@ BertConfig read_bert_config(const std::string& dir) {
   return c;
 }
 
-std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir) {
+void BertEncoder::FreeAligned::operator()(uint8_t* p) const { std::free(p); }
+
+uint8_t* BertEncoder::own(size_t bytes) {
+  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+  if (!mem) throw Error("bert: out of memory");
+  owned_.emplace_back(mem);
+  return mem;
+}
+
+// The matrix in the form the chosen precision multiplies.
+BertEncoder::Linear BertEncoder::convert(const kernels::WeightView& w, std::vector<float> bias, Precision p) {
+  Linear l{w, {}, std::move(bias)};
+  if (p == Precision::BF16 && w.cols % 2 == 0) {
+    auto* panels = reinterpret_cast<uint16_t*>(own(kernels::bf16_panels_size(w.rows, w.cols) * 2));
+    kernels::pack_bf16_panels(w, panels);
+    l.bf16 = {w.rows, w.cols, panels};
+  } else if (p == Precision::Q8_0 && w.cols % 32 == 0) {
+    const int64_t nb = w.cols / 32;
+    const size_t row_bytes = static_cast<size_t>(nb) * 34;
+    std::vector<uint8_t> rows(row_bytes * static_cast<size_t>(w.rows));
+    std::vector<float> row(static_cast<size_t>(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+      kernels::dequantize_row(w, r, row.data());
+      quantize_q8_0(row.data(), rows.data() + static_cast<size_t>(r) * row_bytes, nb);
+    }
+    const kernels::WeightView q{DType::Q8_0, rows.data(), w.rows, w.cols, row_bytes, nullptr};
+    l.w = {DType::Q8_0, nullptr, w.rows, w.cols, row_bytes, own(kernels::packed_bytes(DType::Q8_0, w.rows, w.cols))};
+    kernels::pack_rows(q, const_cast<uint8_t*>(l.w.packed));  // only the packed copy is kept
+  }
+  return l;
+}
+
+void BertEncoder::Linear::apply(const float* x, int64_t n_tokens, float* y, ThreadPool& pool) const {
+  if (bf16.panels) kernels::matmul_bf16(bf16, x, n_tokens, y, pool);
+  else kernels::matmul(w, x, n_tokens, y, pool);
+  const auto d = static_cast<int64_t>(b.size());
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t i = 0; i < d; ++i) y[t * d + i] += b[static_cast<size_t>(i)];
+}
+
+std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir, Precision precision) {
   std::unique_ptr<BertEncoder> e(new BertEncoder());
   e->c_ = read_bert_config(dir);
   e->weights_ = SafetensorsCheckpoint::open(dir);
@@ -123,7 +162,23 @@ std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir) {
     return Norm{to_f32(tensor(name + ".weight", 0, c.hidden)), to_f32(tensor(name + ".bias", 0, c.hidden))};
   };
   auto linear = [&](const std::string& name, int64_t out, int64_t in) {
-    return Linear{tensor(name + ".weight", out, in), to_f32(tensor(name + ".bias", 0, out))};
+    return e->convert(tensor(name + ".weight", out, in), to_f32(tensor(name + ".bias", 0, out)), precision);
+  };
+  // Q, K and V as one F32 matrix (one pass over the input; each token's q | k | v adjacent).
+  auto fused_qkv = [&](const std::string& p) {
+    const int64_t H = c.hidden;
+    auto* rows = reinterpret_cast<float*>(e->own(static_cast<size_t>(3 * H * H) * sizeof(float)));
+    std::vector<float> bias;
+    int64_t r = 0;
+    for (const char* part : {"query", "key", "value"}) {
+      const kernels::WeightView w = tensor(p + "attention.self." + part + ".weight", H, H);
+      for (int64_t i = 0; i < H; ++i, ++r) kernels::dequantize_row(w, i, rows + r * H);
+      const std::vector<float> b = to_f32(tensor(p + "attention.self." + part + ".bias", 0, H));
+      bias.insert(bias.end(), b.begin(), b.end());
+    }
+    const kernels::WeightView w{DType::F32, reinterpret_cast<const uint8_t*>(rows), 3 * H, H, static_cast<size_t>(H) * 4,
+                                nullptr};
+    return e->convert(w, std::move(bias), precision);
   };
   e->word_emb_ = tensor("embeddings.word_embeddings.weight", c.vocab, c.hidden);
   e->pos_emb_ = tensor("embeddings.position_embeddings.weight", c.max_positions, c.hidden);
@@ -132,9 +187,7 @@ std::unique_ptr<BertEncoder> BertEncoder::load(const std::string& dir) {
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const std::string p = "encoder.layer." + std::to_string(l) + ".";
     Layer L;
-    L.q = linear(p + "attention.self.query", c.hidden, c.hidden);
-    L.k = linear(p + "attention.self.key", c.hidden, c.hidden);
-    L.v = linear(p + "attention.self.value", c.hidden, c.hidden);
+    L.qkv = fused_qkv(p);
     L.attn_out = linear(p + "attention.output.dense", c.hidden, c.hidden);
     L.attn_norm = norm(p + "attention.output.LayerNorm");
     L.up = linear(p + "intermediate.dense", c.intermediate, c.hidden);
@@ -202,32 +255,18 @@ void BertEncoder::forward(std::span<const std::span<const int32_t>> seqs, std::v
     }
   add_layer_norm(x, nullptr, emb_norm_.w, emb_norm_.b, x, T, H, c_.layer_norm_eps, pool);
 
-  std::vector<float> qkv(static_cast<size_t>(T * 3 * H)), q(static_cast<size_t>(T * H)), k(q.size()), v(q.size());
-  std::vector<float> ctx(q.size()), proj(q.size()), up(static_cast<size_t>(T * c_.intermediate));
+  const int64_t I = c_.intermediate;
+  std::vector<float> qkv(static_cast<size_t>(T * 3 * H)), ctx(static_cast<size_t>(T * H)), proj(ctx.size());
+  std::vector<float> up(static_cast<size_t>(T * I));
+  const kernels::KernelTable& kt = kernels::active();
   for (const Layer& L : layers_) {
-    const kernels::MatmulOut qkv_outs[] = {{&L.q.w, q.data()}, {&L.k.w, k.data()}, {&L.v.w, v.data()}};
-    kernels::matmul_many(qkv_outs, x, T, pool);
-    // Interleave per token (q | k | v) with the biases added, for the attention's row reads.
-    pool.parallel_for(T, [&](int64_t t, int) {
-      float* dst = qkv.data() + t * 3 * H;
-      for (int64_t i = 0; i < H; ++i) {
-        dst[i] = q[static_cast<size_t>(t * H + i)] + L.q.b[static_cast<size_t>(i)];
-        dst[H + i] = k[static_cast<size_t>(t * H + i)] + L.k.b[static_cast<size_t>(i)];
-        dst[2 * H + i] = v[static_cast<size_t>(t * H + i)] + L.v.b[static_cast<size_t>(i)];
-      }
-    });
+    L.qkv.apply(x, T, qkv.data(), pool);
     attention(qkv.data(), starts, ctx.data(), pool);
-    kernels::matmul(L.attn_out.w, ctx.data(), T, proj.data(), pool);
-    add_bias(proj.data(), L.attn_out.b, T);
+    L.attn_out.apply(ctx.data(), T, proj.data(), pool);
     add_layer_norm(x, proj.data(), L.attn_norm.w, L.attn_norm.b, x, T, H, c_.layer_norm_eps, pool);
-    kernels::matmul(L.up.w, x, T, up.data(), pool);
-    const int64_t I = c_.intermediate;
-    pool.parallel_for(T, [&](int64_t t, int) {
-      float* u = up.data() + t * I;
-      for (int64_t i = 0; i < I; ++i) u[i] = activate(u[i] + L.up.b[static_cast<size_t>(i)], c_.activation);
-    });
-    kernels::matmul(L.down.w, up.data(), T, proj.data(), pool);
-    add_bias(proj.data(), L.down.b, T);
+    L.up.apply(x, T, up.data(), pool);
+    pool.parallel_for(T, [&](int64_t t, int) { activate(up.data() + t * I, I, c_.activation, kt); });
+    L.down.apply(up.data(), T, proj.data(), pool);
     add_layer_norm(x, proj.data(), L.out_norm.w, L.out_norm.b, x, T, H, c_.layer_norm_eps, pool);
   }
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "formats/safetensors.hpp"
+#include "kernels/bf16_gemm.hpp"
 #include "kernels/ops.hpp"
 
 namespace minnow {
@@ -30,7 +31,11 @@ class BertEncoder {
  public:
   // dir: a Hugging Face BERT directory (config.json, model.safetensors). Weight names with
   // or without the "bert." prefix (BertModel or a BertFor* head checkpoint).
-  static std::unique_ptr<BertEncoder> load(const std::string& dir);
+  // How the matrices are multiplied: F32 as stored (exact; F16/BF16 checkpoints widened
+  // row by row), BF16 (rounded at load, bf16 products summed in f32: kernels/bf16_gemm.hpp),
+  // or Q8_0 (quantized at load, the packed integer kernels; coarsest).
+  enum class Precision { F32, BF16, Q8_0 };
+  static std::unique_ptr<BertEncoder> load(const std::string& dir, Precision precision = Precision::F32);
 
   const BertConfig& config() const { return c_; }
 
@@ -46,18 +51,26 @@ class BertEncoder {
     std::vector<float> w, b;
   };
   struct Linear {
-    kernels::WeightView w;
+    kernels::WeightView w{};     // F32/F16/BF16 rows, or packed Q8_0
+    kernels::Bf16Matrix bf16{};  // Precision::BF16
     std::vector<float> b;
+    void apply(const float* x, int64_t n_tokens, float* y, ThreadPool& pool) const;  // y = x W^T + b
   };
   struct Layer {
-    Linear q, k, v, attn_out, up, down;
+    Linear qkv, attn_out, up, down;  // qkv: the three projections as one matrix (q | k | v rows)
     Norm attn_norm, out_norm;
   };
   BertEncoder() = default;
+  uint8_t* own(size_t bytes);
+  Linear convert(const kernels::WeightView& w, std::vector<float> bias, Precision p);
   void attention(const float* qkv, std::span<const int64_t> starts, float* ctx, ThreadPool& pool) const;
 
   BertConfig c_;
   std::unique_ptr<SafetensorsCheckpoint> weights_;
+  struct FreeAligned {
+    void operator()(uint8_t* p) const;
+  };
+  std::vector<std::unique_ptr<uint8_t[], FreeAligned>> owned_;  // matrices made at load
   kernels::WeightView word_emb_{}, pos_emb_{}, type_emb_{};
   Norm emb_norm_;
   std::vector<Layer> layers_;

@@ -119,14 +119,15 @@ void pool_tokens(const float* hidden, int64_t len, int64_t dim, Pooling p, bool 
   }
 }
 
-SentenceEmbedder::SentenceEmbedder(const std::string& dir, int n_threads) : pool_(n_threads) {
+SentenceEmbedder::SentenceEmbedder(const std::string& dir, int n_threads, BertEncoder::Precision precision)
+    : pool_(n_threads) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail("'" + dir + "' is not a model directory (config.json, model.safetensors, tokenizer.json)");
   cfg_ = read_sentence_config(dir);
   const fs::path tok = fs::path(dir) / "tokenizer.json";
   if (!fs::exists(tok, ec)) fail("'" + dir + "' has no tokenizer.json");
   tokenizer_ = tokenizer_from_hf_json(tok.string());
-  encoder_ = BertEncoder::load(dir);
+  encoder_ = BertEncoder::load(dir, precision);
   const int64_t positions = encoder_->config().max_positions;
   if (cfg_.max_tokens == 0 || cfg_.max_tokens > positions) cfg_.max_tokens = positions;
   if (cfg_.max_tokens < 2) fail("max_seq_length " + std::to_string(cfg_.max_tokens) + " is too small");

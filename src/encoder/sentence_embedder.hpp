@@ -33,7 +33,7 @@ void pool_tokens(const float* hidden, int64_t len, int64_t dim, Pooling p, bool 
 
 class SentenceEmbedder {
  public:
-  SentenceEmbedder(const std::string& dir, int n_threads);
+  SentenceEmbedder(const std::string& dir, int n_threads, BertEncoder::Precision precision);
 
   int64_t dim() const { return encoder_->config().hidden; }
   const SentenceConfig& config() const { return cfg_; }

@@ -85,6 +85,9 @@ struct KernelTable {
   // (GELU, tanh approximation: PyTorch's gelu_pytorch_tanh).
   void (*glu_silu)(const float* gate, const float* up, float* out, int64_t n);
   void (*glu_gelu_tanh)(const float* gate, const float* up, float* out, int64_t n);
+  // out[i] = GELU(x[i]) = x/2 (1 + erf(x / sqrt 2)), the exact form (BERT's "gelu"); out may
+  // be x. SIMD versions within 1e-6 of the scalar one's std::erf (relative, or absolute near 0).
+  void (*gelu_erf)(const float* x, float* out, int64_t n);
   // --- end of the element-wise kernels
   // y[i] += a * x[i] over an f16 row (attention's weighted sum of an f16 value cache).
   void (*axpy_f16)(float a, const uint16_t* x, float* y, int64_t n);

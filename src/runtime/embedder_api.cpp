@@ -7,8 +7,12 @@ namespace minnow {
 Embedder::Embedder(std::unique_ptr<SentenceEmbedder> e) : e_(std::move(e)) {}
 Embedder::~Embedder() = default;
 
-std::unique_ptr<Embedder> Embedder::load(const std::string& dir, int n_threads) {
-  return std::unique_ptr<Embedder>(new Embedder(std::make_unique<SentenceEmbedder>(dir, n_threads)));
+std::unique_ptr<Embedder> Embedder::load(const std::string& dir, const EmbedderOptions& options) {
+  using P = BertEncoder::Precision;
+  const P p = options.precision == EmbedderOptions::Precision::F32    ? P::F32
+              : options.precision == EmbedderOptions::Precision::Q8_0 ? P::Q8_0
+                                                                      : P::BF16;
+  return std::unique_ptr<Embedder>(new Embedder(std::make_unique<SentenceEmbedder>(dir, options.n_threads, p)));
 }
 
 int Embedder::dim() const { return static_cast<int>(e_->dim()); }

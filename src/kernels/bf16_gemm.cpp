@@ -1,0 +1,120 @@
+#include "kernels/bf16_gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "base/cpu_features.hpp"
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+
+namespace minnow::kernels {
+
+#if defined(MINNOW_HAVE_X86_KERNELS)
+void gemm_bf16_avx2(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
+                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows);
+void gemm_bf16_avx512(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
+                      int64_t n_tokens, float* y, int64_t ldy, int64_t rows);
+#endif
+
+namespace {
+
+constexpr int64_t kTokensPerTask = 48;
+constexpr int64_t kRoundInParallel = 64;  // tokens from which rounding x is split over threads
+
+struct Choice {
+  GemmBf16Fn fn;
+  const char* name;
+};
+
+Choice choose() {
+  const char* forced = std::getenv("MINNOW_FORCE_SCALAR");
+  if (forced && *forced && std::strcmp(forced, "0") != 0) return {gemm_bf16_ref, "scalar"};
+#if defined(MINNOW_HAVE_X86_KERNELS)
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.avx512_bf16) return {gemm_bf16_avx512, "avx512bf16"};
+  if (cpu.avx2_fma_f16c) return {gemm_bf16_avx2, "avx2"};
+#endif
+  return {gemm_bf16_ref, "scalar"};
+}
+
+const Choice& chosen() {
+  static const Choice c = choose();
+  return c;
+}
+
+}  // namespace
+
+uint16_t to_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7F800000u) == 0) return static_cast<uint16_t>((bits >> 16) & 0x8000u);  // zero, denormal
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu))                    // NaN: stay NaN
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+size_t bf16_panels_size(int64_t rows, int64_t cols) {
+  const int64_t panels = (rows + kBf16PanelRows - 1) / kBf16PanelRows;
+  return static_cast<size_t>(panels * kBf16PanelRows * cols);
+}
+
+void pack_bf16_panels(const WeightView& w, uint16_t* dst) {
+  if (w.cols % 2) throw Error("bf16 panels need an even column count");
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  std::fill(dst, dst + bf16_panels_size(w.rows, w.cols), uint16_t{0});
+  for (int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w, r, row.data());
+    uint16_t* panel = dst + (r / kBf16PanelRows) * kBf16PanelRows * w.cols;
+    const int64_t lane = r % kBf16PanelRows;
+    for (int64_t c = 0; c < w.cols; ++c) panel[(c / 2) * 32 + 2 * lane + c % 2] = to_bf16(row[static_cast<size_t>(c)]);
+  }
+}
+
+void gemm_bf16_ref(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
+                   int64_t n_tokens, float* y, int64_t ldy, int64_t rows) {
+  for (int p = 0; p < n_panels; ++p) {
+    const uint16_t* panel = panels + p * kBf16PanelRows * k;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const uint16_t* xt = x + t * x_stride;
+      for (int64_t r = 0; r < kBf16PanelRows && p * kBf16PanelRows + r < rows; ++r) {
+        float acc = 0;
+        for (int64_t j = 0; j < k / 2; ++j) {
+          acc += from_bf16(panel[j * 32 + 2 * r + 1]) * from_bf16(xt[2 * j + 1]);
+          acc += from_bf16(panel[j * 32 + 2 * r]) * from_bf16(xt[2 * j]);
+        }
+        y[t * ldy + p * kBf16PanelRows + r] = acc;
+      }
+    }
+  }
+}
+
+GemmBf16Fn gemm_bf16_kernel() { return chosen().fn; }
+const char* gemm_bf16_kernel_name() { return chosen().name; }
+
+void matmul_bf16(const Bf16Matrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+  const int64_t k = w.cols;
+  thread_local std::vector<uint16_t> buf;  // the calling thread's; workers use it through xs
+  if (buf.size() < static_cast<size_t>(n_tokens * k)) buf.resize(static_cast<size_t>(n_tokens * k));
+  uint16_t* xs = buf.data();
+  auto round_row = [&](int64_t t, int) {
+    for (int64_t i = 0; i < k; ++i) xs[t * k + i] = to_bf16(x[t * k + i]);
+  };
+  if (n_tokens >= kRoundInParallel) pool.parallel_for(n_tokens, round_row);
+  else for (int64_t t = 0; t < n_tokens; ++t) round_row(t, 0);
+  const GemmBf16Fn kernel = gemm_bf16_kernel();
+  const int64_t n_panels = (w.rows + kBf16PanelRows - 1) / kBf16PanelRows;
+  const int64_t n_pairs = (n_panels + 1) / 2, n_blocks = (n_tokens + kTokensPerTask - 1) / kTokensPerTask;
+  pool.parallel_for(n_pairs * n_blocks, [&](int64_t task, int) {
+    const int64_t pair = task % n_pairs, t0 = task / n_pairs * kTokensPerTask;
+    const int64_t r0 = pair * 2 * kBf16PanelRows;
+    const int np = static_cast<int>(std::min<int64_t>(2, n_panels - 2 * pair));
+    kernel(w.panels + r0 * k, np, k, xs + t0 * k, k, std::min(kTokensPerTask, n_tokens - t0), y + t0 * w.rows + r0,
+           w.rows, w.rows - r0);
+  });
+}
+
+}  // namespace minnow::kernels

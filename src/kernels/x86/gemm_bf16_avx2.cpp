@@ -1,0 +1,67 @@
+// bf16 GEMM on AVX2 (no bf16 instructions): each 64-byte column-pair line of a panel is
+// widened to f32 (the even columns by a shift, the odd ones by a mask) and multiplied with
+// the token's two values by FMA, odd then even as vdpbf16ps orders them. Tiles of 1 panel
+// (16 rows, two registers) x up to 4 tokens.
+#include <immintrin.h>
+
+#include <utility>
+
+#include "kernels/bf16_gemm.hpp"
+
+namespace minnow::kernels {
+namespace {
+
+constexpr int kMaxTileTokens = 4;
+
+template <int NT>
+void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy, int64_t rows) {
+  __m256 acc[2][NT];
+  for (int h = 0; h < 2; ++h)
+    for (int t = 0; t < NT; ++t) acc[h][t] = _mm256_setzero_ps();
+  const __m256i odd_mask = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  for (int64_t j = 0; j < k / 2; ++j) {
+    __m256 even[2], odd[2];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + j * 32 + h * 16));
+      even[h] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+      odd[h] = _mm256_castsi256_ps(_mm256_and_si256(v, odd_mask));
+    }
+    for (int t = 0; t < NT; ++t) {
+      const __m256 xo = _mm256_set1_ps(from_bf16(x[t * x_stride + 2 * j + 1]));
+      const __m256 xe = _mm256_set1_ps(from_bf16(x[t * x_stride + 2 * j]));
+      for (int h = 0; h < 2; ++h) acc[h][t] = _mm256_fmadd_ps(even[h], xe, _mm256_fmadd_ps(odd[h], xo, acc[h][t]));
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    alignas(32) float out[16];
+    _mm256_store_ps(out, acc[0][t]);
+    _mm256_store_ps(out + 8, acc[1][t]);
+    const int64_t n = rows < 16 ? rows : 16;
+    for (int64_t r = 0; r < n; ++r) y[t * ldy + r] = out[r];
+  }
+}
+
+template <int... NT>
+void tail(int nt, const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
+          int64_t rows, std::integer_sequence<int, NT...>) {
+  ((nt == NT + 1 ? tile<NT + 1>(panel, k, x, x_stride, y, ldy, rows) : void()), ...);
+}
+
+}  // namespace
+
+void gemm_bf16_avx2(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
+                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows) {
+  for (int p = 0; p < n_panels && rows > p * kBf16PanelRows; ++p) {
+    const uint16_t* panel = panels + p * kBf16PanelRows * k;
+    float* yp = y + p * kBf16PanelRows;
+    const int64_t prow = rows - p * kBf16PanelRows;
+    int64_t t = 0;
+    for (; t + kMaxTileTokens <= n_tokens; t += kMaxTileTokens)
+      tile<kMaxTileTokens>(panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow);
+    if (t < n_tokens)
+      tail(static_cast<int>(n_tokens - t), panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow,
+           std::make_integer_sequence<int, kMaxTileTokens - 1>());
+  }
+}
+
+}  // namespace minnow::kernels
