@@ -52,6 +52,10 @@ class MINNOW_API Embedder {
   // embedding does not depend on the batch it was in. n_tokens (if given) receives the
   // number of tokens encoded. One call at a time per Embedder (it owns a thread pool).
   std::vector<float> embed(std::span<const std::string> texts, int batch_size = 32, int64_t* n_tokens = nullptr);
+  // The same from token ids (each sequence as tokenize() gives it; truncated alike).
+  std::vector<float> embed_tokens(std::span<const std::vector<int32_t>> ids, int batch_size = 32,
+                                  int64_t* n_tokens = nullptr);
+  int vocab_size() const;
   std::vector<float> embed(std::initializer_list<std::string> texts) {
     return embed(std::span<const std::string>(texts.begin(), texts.size()));
   }

@@ -143,33 +143,35 @@ std::vector<int32_t> SentenceEmbedder::tokenize(std::string_view text) const {
   } else {
     ids = tokenizer_->encode(text, true);
   }
-  const auto max = static_cast<size_t>(cfg_.max_tokens);
-  if (ids.size() > max) {  // keep the end token ([SEP]) the template added, as truncation does
-    const bool keep_last = tokenizer_->eos_id() >= 0 && ids.back() == tokenizer_->eos_id();
-    const int32_t last = ids.back();
-    ids.resize(max);
-    if (keep_last) ids.back() = last;
-  }
+  truncate(ids);
   return ids;
 }
 
-std::vector<float> SentenceEmbedder::embed(std::span<const std::string> texts, int batch_size, int64_t* n_tokens) {
+void SentenceEmbedder::truncate(std::vector<int32_t>& ids) const {
+  const auto max = static_cast<size_t>(cfg_.max_tokens);
+  if (ids.size() <= max) return;
+  // Keep the end token ([SEP]) the template added, as the tokenizer's truncation does.
+  const bool keep_last = tokenizer_->eos_id() >= 0 && ids.back() == tokenizer_->eos_id();
+  const int32_t last = ids.back();
+  ids.resize(max);
+  if (keep_last) ids.back() = last;
+}
+
+std::vector<float> SentenceEmbedder::embed(std::span<const std::vector<int32_t>> ids, int batch_size, int64_t* n_tokens) {
   if (batch_size < 1) fail("batch size must be at least 1");
+  for (const auto& v : ids)
+    if (v.empty()) fail("an empty token sequence has no embedding");
   const int64_t d = dim();
-  std::vector<float> out(texts.size() * static_cast<size_t>(d));
+  std::vector<float> out(ids.size() * static_cast<size_t>(d));
   int64_t total = 0;
-  std::vector<std::vector<int32_t>> ids;
   std::vector<std::span<const int32_t>> seqs;
-  for (size_t first = 0; first < texts.size(); first += static_cast<size_t>(batch_size)) {
-    const size_t n = std::min(texts.size() - first, static_cast<size_t>(batch_size));
-    ids.clear();
-    seqs.clear();
-    for (size_t i = 0; i < n; ++i) ids.push_back(tokenize(texts[first + i]));
-    for (const auto& v : ids) seqs.emplace_back(v);
+  for (size_t first = 0; first < ids.size(); first += static_cast<size_t>(batch_size)) {
+    const size_t n = std::min(ids.size() - first, static_cast<size_t>(batch_size));
+    seqs.assign(ids.begin() + static_cast<ptrdiff_t>(first), ids.begin() + static_cast<ptrdiff_t>(first + n));
     encoder_->forward(seqs, hidden_, pool_);
     int64_t row = 0;
     for (size_t i = 0; i < n; ++i) {
-      const auto len = static_cast<int64_t>(ids[i].size());
+      const auto len = static_cast<int64_t>(seqs[i].size());
       pool_tokens(hidden_.data() + row * d, len, d, cfg_.pooling, cfg_.normalize, out.data() + (first + i) * d);
       row += len;
       total += len;

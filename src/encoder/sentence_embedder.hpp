@@ -37,9 +37,12 @@ class SentenceEmbedder {
 
   int64_t dim() const { return encoder_->config().hidden; }
   const SentenceConfig& config() const { return cfg_; }
+  int64_t vocab_size() const { return encoder_->config().vocab; }
+  // Token ids of a text with [CLS] and [SEP], truncated to max_tokens.
   std::vector<int32_t> tokenize(std::string_view text) const;
-  // See Embedder::embed.
-  std::vector<float> embed(std::span<const std::string> texts, int batch_size, int64_t* n_tokens);
+  void truncate(std::vector<int32_t>& ids) const;  // to max_tokens, keeping a final [SEP]
+  // See Embedder::embed; throws Error for an id outside the vocabulary.
+  std::vector<float> embed(std::span<const std::vector<int32_t>> ids, int batch_size, int64_t* n_tokens);
 
  private:
   SentenceConfig cfg_;

@@ -23,7 +23,18 @@ std::string Embedder::pooling() const { return pooling_name(e_->config().pooling
 std::vector<int32_t> Embedder::tokenize(std::string_view text) const { return e_->tokenize(text); }
 
 std::vector<float> Embedder::embed(std::span<const std::string> texts, int batch_size, int64_t* n_tokens) {
-  return e_->embed(texts, batch_size, n_tokens);
+  std::vector<std::vector<int32_t>> ids;
+  ids.reserve(texts.size());
+  for (const std::string& t : texts) ids.push_back(e_->tokenize(t));
+  return e_->embed(ids, batch_size, n_tokens);
 }
+
+std::vector<float> Embedder::embed_tokens(std::span<const std::vector<int32_t>> ids, int batch_size, int64_t* n_tokens) {
+  std::vector<std::vector<int32_t>> truncated(ids.begin(), ids.end());
+  for (auto& v : truncated) e_->truncate(v);
+  return e_->embed(truncated, batch_size, n_tokens);
+}
+
+int Embedder::vocab_size() const { return static_cast<int>(e_->vocab_size()); }
 
 }  // namespace minnow

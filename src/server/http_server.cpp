@@ -6,11 +6,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/error.hpp"
+#include "server/embeddings_api.hpp"
 #include "server/metrics.hpp"
 #include "server/openai_api.hpp"
 #include "server/web_page.hpp"
@@ -39,10 +42,10 @@ void fill_error_body(const httplib::Request& req, httplib::Response& res) {
 }
 
 struct Server {
-  const Model& model;
-  const std::string& model_id;
+  const ServedModels& models;
   const ServerOptions& o;
-  Engine& engine;
+  Engine* engine;  // null: no language model
+  std::mutex embed_mutex;  // an Embedder runs one request at a time
   std::atomic<bool>& stopping;
   std::atomic<uint64_t> requests{0}, errors{0};
   int64_t started = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -57,13 +60,41 @@ struct Server {
     return false;
   }
 
+  void embeddings(const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req, res)) return;
+    Embedder* e = models.embedder;
+    if (!e)
+      return send_error(res, ApiError(404, "invalid_request_error", "model_not_found", "model",
+                                      "this server has no embedding model (start it with --embedding-model DIR)"));
+    try {
+      const EmbeddingRequest r = parse_embedding_request(req.body, e->dim(), e->vocab_size());
+      int64_t tokens = 0;
+      std::vector<float> v;
+      {
+        std::lock_guard<std::mutex> lock(embed_mutex);
+        v = r.ids.empty() ? e->embed(r.texts, 32, &tokens) : e->embed_tokens(r.ids, 32, &tokens);
+      }
+      res.set_content(embedding_response(v, e->dim(), r.base64, models.embedder_id, tokens), "application/json");
+    } catch (const ApiError& err) {
+      send_error(res, err);
+    } catch (const std::exception& err) {
+      std::fprintf(stderr, "minnow serve: %s %s failed: %s\n", req.method.c_str(), req.path.c_str(), err.what());
+      send_error(res, ApiError(500, "server_error", "internal_error", "", err.what()));
+    }
+  }
+
   void completion(Endpoint ep, const httplib::Request& req, httplib::Response& res) {
     if (!authorized(req, res)) return;
+    if (!engine)
+      return send_error(res, ApiError(404, "invalid_request_error", "model_not_found", "model",
+                                      "this server has no language model, only /v1/embeddings (start it with -m MODEL)"));
+    const Model& model = *models.model;
+    const std::string& model_id = models.model_id;
     std::shared_ptr<Job> job;
     ParsedRequest p;
     try {
-      p = parse_request(ep, req.body, model, model_id, engine.context_size());
-      job = engine.submit(std::move(p.completion));
+      p = parse_request(ep, req.body, model, model_id, engine->context_size());
+      job = engine->submit(std::move(p.completion));
     } catch (const ApiError& e) {
       return send_error(res, e);
     } catch (const QueueFull& e) {
@@ -136,13 +167,17 @@ struct Server {
     });
     svr.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", "application/json"); });
     svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(prometheus_text(engine.stats(), {requests.load(), errors.load()}), "text/plain; version=0.0.4");
+      res.set_content(prometheus_text(engine ? engine->stats() : EngineStats{}, {requests.load(), errors.load()}),
+                      "text/plain; version=0.0.4");
     });
     svr.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorized(req, res)) return;
-      nlohmann::ordered_json m = {{"id", model_id}, {"object", "model"}, {"created", started}, {"owned_by", "minnow"}};
-      res.set_content(nlohmann::ordered_json{{"object", "list"}, {"data", {m}}}.dump(), "application/json");
+      nlohmann::ordered_json data = nlohmann::ordered_json::array();
+      for (const std::string* id : {models.model ? &models.model_id : nullptr, models.embedder ? &models.embedder_id : nullptr})
+        if (id) data.push_back({{"id", *id}, {"object", "model"}, {"created", started}, {"owned_by", "minnow"}});
+      res.set_content(nlohmann::ordered_json{{"object", "list"}, {"data", data}}.dump(), "application/json");
     });
+    svr.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) { embeddings(req, res); });
     svr.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(Endpoint::Chat, req, res); });
     svr.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(Endpoint::Completion, req, res); });
     svr.set_error_handler(fill_error_body);
@@ -155,7 +190,7 @@ struct Server {
 
 }  // namespace
 
-void serve(const Model& model, const std::string& model_id, const ServerOptions& o) {
+void serve(const ServedModels& models, const ServerOptions& o) {
   // SIGINT/SIGTERM go to one waiting thread (every thread started below inherits the mask).
   sigset_t signals;
   sigemptyset(&signals);
@@ -164,10 +199,10 @@ void serve(const Model& model, const std::string& model_id, const ServerOptions&
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a vanished client is a failed write, not a dead server
 
-  Engine engine(model, o.engine);
+  std::unique_ptr<Engine> engine = models.model ? std::make_unique<Engine>(*models.model, o.engine) : nullptr;
   std::atomic<bool> stopping{false};
   httplib::Server svr;
-  Server handlers{model, model_id, o, engine, stopping};
+  Server handlers{models, o, engine.get(), {}, stopping};
   // Every waiting or streaming request holds a thread while the engine works for it.
   const int threads = std::clamp(o.engine.parallel + o.engine.queue + 8, 16, 1024);
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };

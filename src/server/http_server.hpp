@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 
+#include "minnow/embed.hpp"
 #include "minnow/llm.hpp"
 #include "server/engine.hpp"
 
@@ -16,8 +17,17 @@ struct ServerOptions {
   EngineOptions engine;
 };
 
+// What the server answers with: a language model (chat, completions), an embedding model
+// (/v1/embeddings), or both; clients name them by their ids.
+struct ServedModels {
+  const Model* model = nullptr;
+  std::string model_id;
+  Embedder* embedder = nullptr;
+  std::string embedder_id;
+};
+
 // Serves until SIGINT or SIGTERM; prints "minnow serve: listening on http://HOST:PORT" on
 // stderr once it accepts connections. Throws Error when it cannot listen.
-void serve(const Model& model, const std::string& model_id, const ServerOptions& o);
+void serve(const ServedModels& models, const ServerOptions& o);
 
 }  // namespace minnow::server

@@ -21,15 +21,24 @@ void register_serve(CLI::App& app) {
   struct Opts {
     ModelFlags model;
     server::ServerOptions server;
-    std::string chat_template_file;
+    std::string chat_template_file, embedding_model, embedding_precision = "bf16";
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
       "serve",
-      "Serve the model over HTTP: the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models),\n"
-      "/health, /metrics, and a web chat page at /.\n"
-      "Example:  minnow serve -m models/SmolLM2-135M-Instruct.Q4_1.gguf   then open http://127.0.0.1:8080/");
+      "Serve the model over HTTP: the OpenAI API (/v1/chat/completions, /v1/completions, /v1/embeddings,\n"
+      "/v1/models), /health, /metrics, and a web chat page at /.\n"
+      "Examples:\n"
+      "  minnow serve -m models/SmolLM2-135M-Instruct.Q4_1.gguf   then open http://127.0.0.1:8080/\n"
+      "  minnow serve --embedding-model models/all-MiniLM-L6-v2   (embeddings only)");
   add_model_flags(*cmd, o->model, false);
+  cmd->get_option("--model")->required(false)->description(
+      "Language model: a GGUF file or a Hugging Face checkpoint directory (optional with --embedding-model)");
+  cmd->add_option("--embedding-model", o->embedding_model,
+                  "A sentence-embedding model directory (e.g. all-MiniLM-L6-v2) to serve at /v1/embeddings");
+  cmd->add_option("--embedding-precision", o->embedding_precision, "The embedding model's arithmetic: bf16, f32, q8_0 (see minnow embed --help)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "f32", "q8_0"}));
   auto& s = o->server;
   cmd->add_option("--host", s.host, "Address to bind (loopback by default; 0.0.0.0 exposes the server to the network)")
       ->capture_default_str();
@@ -51,6 +60,8 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--chat-template-file", o->chat_template_file,
                   "A Jinja chat template to use instead of the model's own (e.g. one that takes tools)");
   cmd->callback([o] {
+    if (o->model.model.empty() && o->embedding_model.empty())
+      throw CLI::ValidationError("serve", "give -m MODEL, --embedding-model DIR, or both");
     const SessionOptions session = session_options(o->model);  // checks the flags before the model loads
     std::string chat_template;
     if (!o->chat_template_file.empty()) {
@@ -58,8 +69,18 @@ void register_serve(CLI::App& app) {
       if (!in) throw std::runtime_error("cannot read the chat template file '" + o->chat_template_file + "'");
       chat_template.assign(std::istreambuf_iterator<char>(in), {});
     }
-    auto model = load_model_or_throw(o->model.model);
-    if (!o->chat_template_file.empty()) model->set_chat_template(std::move(chat_template));
+    std::unique_ptr<Model> model;
+    if (!o->model.model.empty()) {
+      model = load_model_or_throw(o->model.model);
+      if (!o->chat_template_file.empty()) model->set_chat_template(std::move(chat_template));
+    }
+    std::unique_ptr<Embedder> embedder;
+    if (!o->embedding_model.empty()) {
+      EmbedderOptions eo{.n_threads = o->model.threads};
+      if (o->embedding_precision == "f32") eo.precision = EmbedderOptions::Precision::F32;
+      if (o->embedding_precision == "q8_0") eo.precision = EmbedderOptions::Precision::Q8_0;
+      embedder = Embedder::load(o->embedding_model, eo);
+    }
     server::ServerOptions s = o->server;
     s.engine.threads = o->model.threads;
     s.engine.kv_type = session.kv_type;
@@ -67,7 +88,16 @@ void register_serve(CLI::App& app) {
     s.engine.backend = session.backend;
     s.engine.device = session.device;
     s.engine.gpu_layers = session.gpu_layers;
-    server::serve(*model, model_id(o->model.model), s);
+    server::ServedModels served;
+    if (model) {
+      served.model = model.get();
+      served.model_id = model_id(o->model.model);
+    }
+    if (embedder) {
+      served.embedder = embedder.get();
+      served.embedder_id = model_id(o->embedding_model);
+    }
+    server::serve(served, s);
   });
 }
 
