@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/ops.hpp"
+#include "tensor/fp16.hpp"
 
 namespace minnow {
 class ThreadPool;
@@ -24,12 +25,7 @@ constexpr int64_t kBf16PanelRows = 16;
 // f32 -> bf16, rounded to nearest even; denormals become zero of the same sign (as the
 // AVX512-BF16 instructions treat them), NaN stays NaN.
 uint16_t to_bf16(float x);
-inline float from_bf16(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  __builtin_memcpy(&f, &bits, 4);
-  return f;
-}
+inline float from_bf16(uint16_t h) { return bf16_to_fp32(h); }
 
 // uint16 values a packed matrix of rows x cols (cols even) takes.
 size_t bf16_panels_size(int64_t rows, int64_t cols);
