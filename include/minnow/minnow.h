@@ -261,6 +261,37 @@ MINNOW_C_API minnow_status minnow_generate_tokens(minnow_session* session, const
  * that starts afterwards is not affected. */
 MINNOW_C_API minnow_status minnow_session_cancel(minnow_session* session);
 
+/* ---- Sentence embeddings --------------------------------------------------------------
+ * A BERT-family sentence-transformers directory (all-MiniLM-L6-v2...) turns texts into
+ * fixed-size vectors (docs/embeddings.md). One embedder is used by one thread at a time. */
+
+typedef struct minnow_embedder minnow_embedder;
+
+typedef enum minnow_embed_precision {
+  MINNOW_EMBED_BF16 = 0, /* default: bf16 products summed in f32; cosine ~0.99999 to f32 */
+  MINNOW_EMBED_F32 = 1,  /* exact */
+  MINNOW_EMBED_Q8_0 = 2  /* 8-bit weights: coarser (cosine ~0.9998) */
+} minnow_embed_precision;
+
+typedef struct minnow_embedder_params {
+  int32_t n_threads; /* 0: one per core */
+  int32_t precision; /* a minnow_embed_precision */
+} minnow_embedder_params;
+
+MINNOW_C_API minnow_embedder_params minnow_embedder_params_default(void);
+/* params may be NULL (defaults). */
+MINNOW_C_API minnow_status minnow_embedder_load(const char* dir, const minnow_embedder_params* params,
+                                                minnow_embedder** out);
+MINNOW_C_API void minnow_embedder_free(minnow_embedder* embedder);
+/* Floats per embedding (384 for all-MiniLM-L6-v2); 0 for an invalid handle. */
+MINNOW_C_API int32_t minnow_embedder_dim(const minnow_embedder* embedder);
+
+/* Embeds n_texts UTF-8 texts (lengths[i] bytes each; lengths NULL: NUL-terminated) into out,
+ * n_texts * dim floats, text after text (unit length when the model normalizes). capacity
+ * is out's size in floats; n_tokens (may be NULL) receives the tokens encoded. */
+MINNOW_C_API minnow_status minnow_embed(minnow_embedder* embedder, const char* const* texts, const size_t* lengths,
+                                        size_t n_texts, float* out, size_t capacity, int64_t* n_tokens);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "minnow/embed.hpp"
 #include "minnow/llm.hpp"
 #include "minnow/minnow.h"
 #include "vulkan_device.hpp"
@@ -505,3 +507,36 @@ TEST(CApi, ModelDefaultsReachSessions) {
 }
 
 }  // namespace
+
+TEST(CApi, EmbeddingsMatchTheCppApi) {
+  const std::string dir = kRoot + "/models/all-MiniLM-L6-v2";
+  if (!std::filesystem::exists(dir + "/model.safetensors")) GTEST_SKIP() << "scripts/fetch-models --minilm";
+  minnow_embedder* e = nullptr;
+  minnow_embedder_params p = minnow_embedder_params_default();
+  p.precision = 7;
+  EXPECT_EQ(minnow_embedder_load(dir.c_str(), &p, &e), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("minnow_embed_precision"), std::string::npos);
+  EXPECT_EQ(minnow_embedder_load("/nonexistent", nullptr, &e), MINNOW_ERR_LOAD);
+  EXPECT_EQ(e, nullptr);
+  p = minnow_embedder_params_default();
+  p.n_threads = 2;
+  ASSERT_EQ(minnow_embedder_load(dir.c_str(), &p, &e), MINNOW_OK) << minnow_last_error();
+  ASSERT_EQ(minnow_embedder_dim(e), 384);
+  const char* texts[] = {"A cat sits on the mat.", "Une phrase en français!xx"};
+  const size_t lengths[] = {std::strlen(texts[0]), std::strlen(texts[1]) - 2};  // not NUL-terminated where it ends
+  std::vector<float> out(2 * 384);
+  int64_t tokens = 0;
+  EXPECT_EQ(minnow_embed(e, texts, lengths, 2, out.data(), 383, &tokens), MINNOW_ERR_BUFFER_TOO_SMALL);
+  ASSERT_EQ(minnow_embed(e, texts, lengths, 2, out.data(), out.size(), &tokens), MINNOW_OK) << minnow_last_error();
+  auto cpp = minnow::Embedder::load(dir, {.n_threads = 2});
+  const std::vector<std::string> same = {texts[0], std::string(texts[1], lengths[1])};
+  int64_t cpp_tokens = 0;
+  EXPECT_EQ(cpp->embed(same, 32, &cpp_tokens), out);
+  EXPECT_EQ(tokens, cpp_tokens);
+  const char* null_text[] = {nullptr};
+  EXPECT_EQ(minnow_embed(e, null_text, nullptr, 1, out.data(), out.size(), nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  minnow_embedder_free(e);
+  EXPECT_EQ(minnow_embedder_dim(e), 0);
+  EXPECT_EQ(minnow_embed(e, texts, nullptr, 1, out.data(), out.size(), nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  minnow_embedder_free(e);  // a second free is ignored
+}
