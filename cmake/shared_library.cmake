@@ -15,7 +15,7 @@ target_link_options(minnow_shared PRIVATE "LINKER:--version-script=${PROJECT_SOU
                     "LINKER:--gc-sections" "LINKER:--as-needed")
 add_library(minnow::minnow ALIAS minnow_shared)
 
-install(FILES include/minnow/minnow.h include/minnow/llm.hpp include/minnow/tokenizer.hpp include/minnow/error.hpp
+install(FILES include/minnow/minnow.h include/minnow/llm.hpp include/minnow/tokenizer.hpp include/minnow/error.hpp include/minnow/embed.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/minnow)
 install(TARGETS minnow_shared EXPORT minnowTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -40,9 +40,17 @@ std::vector<int32_t> token_array(const json& a, int vocab_size) {
 
 }  // namespace
 
-EmbeddingRequest parse_embedding_request(std::string_view body, int dim, int vocab_size, size_t max_inputs) {
+EmbeddingRequest parse_embedding_request(std::string_view body, const std::string& model_id, int dim, int vocab_size,
+                                         size_t max_inputs) {
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw invalid_request("", "invalid_json", "the request body is not a JSON object");
+  if (j.contains("model") && !j.at("model").is_null()) {
+    if (!j.at("model").is_string()) throw invalid_request("model", "invalid_value", "'model' must be a string");
+    if (j.at("model") != model_id)
+      throw ApiError(404, "invalid_request_error", "model_not_found", "model",
+                     "the model '" + j.at("model").get<std::string>() + "' does not exist; this server's embedding model is '" +
+                         model_id + "'");
+  }
   EmbeddingRequest r;
   if (!j.contains("input")) throw invalid_request("input", "missing_required_parameter", "'input' is required");
   const json& in = j.at("input");

@@ -15,8 +15,10 @@ struct EmbeddingRequest {
 
 // Parses and validates a body: "input" a string, an array of strings, an array of token
 // ids or an array of such arrays (1 to max_inputs items, ids below vocab_size); "dimensions",
-// if given, must be the model's; "encoding_format" float or base64. Throws ApiError.
-EmbeddingRequest parse_embedding_request(std::string_view body, int dim, int vocab_size, size_t max_inputs = 2048);
+// if given, must be the model's; "encoding_format" float or base64; "model", if given, the
+// embedding model's id (404 otherwise). Throws ApiError.
+EmbeddingRequest parse_embedding_request(std::string_view body, const std::string& model_id, int dim, int vocab_size,
+                                         size_t max_inputs = 2048);
 
 // {"object": "list", "data": [{"object": "embedding", "index", "embedding"}...], "model", "usage"}
 std::string embedding_response(const std::vector<float>& embeddings, int dim, bool base64, const std::string& model_id,

@@ -67,7 +67,7 @@ struct Server {
       return send_error(res, ApiError(404, "invalid_request_error", "model_not_found", "model",
                                       "this server has no embedding model (start it with --embedding-model DIR)"));
     try {
-      const EmbeddingRequest r = parse_embedding_request(req.body, e->dim(), e->vocab_size());
+      const EmbeddingRequest r = parse_embedding_request(req.body, models.embedder_id, e->dim(), e->vocab_size());
       int64_t tokens = 0;
       std::vector<float> v;
       {

@@ -27,7 +27,7 @@ def cli(*args):
 
 def test_install_tree(prefix):
     names = {p.relative_to(prefix).as_posix() for p in prefix.rglob("*")}
-    for want in ["include/minnow/minnow.h", "include/minnow/llm.hpp", "lib/libminnow.so", "lib/libminnow.a",
+    for want in ["include/minnow/minnow.h", "include/minnow/llm.hpp", "include/minnow/embed.hpp", "lib/libminnow.so", "lib/libminnow.a",
                  "lib/pkgconfig/minnow.pc", "lib/cmake/minnow/minnowConfig.cmake"]:
         assert want in names, want
     # Only the API is exported.

@@ -33,8 +33,8 @@ LISTENING = re.compile(r"^minnow serve: listening on http://127\.0\.0\.1:(\d+)$"
 class Server:
     """A `minnow serve` child process; stderr is drained on a thread and kept for failure messages."""
 
-    def __init__(self, *extra, startup_timeout=60.0):
-        self.args = [str(MINNOW), "serve", "-m", str(MODEL), "--port", "0", *map(str, extra)]
+    def __init__(self, *extra, startup_timeout=60.0, model=MODEL):
+        self.args = [str(MINNOW), "serve", *(["-m", str(model)] if model else []), "--port", "0", *map(str, extra)]
         self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
         self.lines = []

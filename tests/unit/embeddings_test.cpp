@@ -206,20 +206,20 @@ TEST(Embeddings, BadDirectoriesAreOneLineErrors) {
 
 TEST(EmbeddingsApi, ParsesEveryInputFormAndNamesBadFields) {
   using minnow::server::parse_embedding_request;
-  auto r = parse_embedding_request(R"({"input": "hi", "model": "m"})", 384, 100);
+  auto r = parse_embedding_request(R"({"input": "hi", "model": "m"})", "m", 384, 100);
   EXPECT_EQ(r.texts, std::vector<std::string>{"hi"});
-  r = parse_embedding_request(R"({"input": ["a", "b"], "encoding_format": "base64", "dimensions": 384})", 384, 100);
+  r = parse_embedding_request(R"({"input": ["a", "b"], "encoding_format": "base64", "dimensions": 384})", "m", 384, 100);
   EXPECT_EQ(r.texts.size(), 2u);
   EXPECT_TRUE(r.base64);
-  r = parse_embedding_request(R"({"input": [1, 2, 3]})", 384, 100);
+  r = parse_embedding_request(R"({"input": [1, 2, 3]})", "m", 384, 100);
   EXPECT_EQ(r.ids, (std::vector<std::vector<int32_t>>{{1, 2, 3}}));
-  r = parse_embedding_request(R"({"input": [[1], [2, 3]]})", 384, 100);
+  r = parse_embedding_request(R"({"input": [[1], [2, 3]]})", "m", 384, 100);
   EXPECT_EQ(r.ids.size(), 2u);
   auto param_of = [](const std::string& body) {
     try {
-      parse_embedding_request(body, 384, 100, 3);
+      parse_embedding_request(body, "m", 384, 100, 3);
     } catch (const minnow::server::ApiError& e) {
-      EXPECT_EQ(e.status, 400);
+      EXPECT_EQ(e.status, e.param == "model" ? 404 : 400);
       return e.param;
     }
     return std::string("accepted");
@@ -234,6 +234,7 @@ TEST(EmbeddingsApi, ParsesEveryInputFormAndNamesBadFields) {
   EXPECT_EQ(param_of(R"({"input": {"a": 1}})"), "input");
   EXPECT_EQ(param_of(R"({"input": "a", "encoding_format": "int8"})"), "encoding_format");
   EXPECT_EQ(param_of(R"({"input": "a", "dimensions": 128})"), "dimensions");
+  EXPECT_EQ(param_of(R"({"input": "a", "model": "other"})"), "model");
 }
 
 TEST(EmbeddingsApi, ResponseShapeAndBase64) {
