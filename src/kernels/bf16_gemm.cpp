@@ -14,9 +14,10 @@ namespace minnow::kernels {
 
 #if defined(MINNOW_HAVE_X86_KERNELS)
 void gemm_bf16_avx2(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
-                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows);
+                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias);
+void round_bf16_avx2(const float* x, uint16_t* out, int64_t n);
 void gemm_bf16_avx512(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
-                      int64_t n_tokens, float* y, int64_t ldy, int64_t rows);
+                      int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias);
 #endif
 
 namespace {
@@ -24,25 +25,15 @@ namespace {
 constexpr int64_t kTokensPerTask = 48;
 constexpr int64_t kRoundInParallel = 64;  // tokens from which rounding x is split over threads
 
-struct Choice {
-  GemmBf16Fn fn;
-  const char* name;
-};
-
-Choice choose() {
+Bf16Kernels choose() {
   const char* forced = std::getenv("MINNOW_FORCE_SCALAR");
-  if (forced && *forced && std::strcmp(forced, "0") != 0) return {gemm_bf16_ref, "scalar"};
+  if (forced && *forced && std::strcmp(forced, "0") != 0) return {"scalar", gemm_bf16_ref, round_bf16_ref};
 #if defined(MINNOW_HAVE_X86_KERNELS)
   const CpuFeatures& cpu = cpu_features();
-  if (cpu.avx512_bf16) return {gemm_bf16_avx512, "avx512bf16"};
-  if (cpu.avx2_fma_f16c) return {gemm_bf16_avx2, "avx2"};
+  if (cpu.avx512_bf16) return {"avx512bf16", gemm_bf16_avx512, round_bf16_avx2};
+  if (cpu.avx2_fma_f16c) return {"avx2", gemm_bf16_avx2, round_bf16_avx2};
 #endif
-  return {gemm_bf16_ref, "scalar"};
-}
-
-const Choice& chosen() {
-  static const Choice c = choose();
-  return c;
+  return {"scalar", gemm_bf16_ref, round_bf16_ref};
 }
 
 }  // namespace
@@ -80,7 +71,7 @@ void pack_bf16_panels(const WeightView& w, uint16_t* dst) {
 __attribute__((optimize("no-tree-loop-vectorize")))
 #endif
 void gemm_bf16_ref(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
-                   int64_t n_tokens, float* y, int64_t ldy, int64_t rows) {
+                   int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias) {
   for (int p = 0; p < n_panels; ++p) {
     const uint16_t* panel = panels + p * kBf16PanelRows * k;
     for (int64_t t = 0; t < n_tokens; ++t) {
@@ -91,26 +82,38 @@ void gemm_bf16_ref(const uint16_t* panels, int n_panels, int64_t k, const uint16
           acc += from_bf16(panel[j * 32 + 2 * r + 1]) * from_bf16(xt[2 * j + 1]);
           acc += from_bf16(panel[j * 32 + 2 * r]) * from_bf16(xt[2 * j]);
         }
-        y[t * ldy + p * kBf16PanelRows + r] = acc;
+        const int64_t row = p * kBf16PanelRows + r;
+        y[t * ldy + row] = bias ? acc + bias[row] : acc;
       }
     }
   }
 }
 
-GemmBf16Fn gemm_bf16_kernel() { return chosen().fn; }
-const char* gemm_bf16_kernel_name() { return chosen().name; }
+void round_bf16_ref(const float* x, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = to_bf16(x[i]);
+}
 
-void matmul_bf16(const Bf16Matrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool) {
+const Bf16Kernels& bf16_kernels() {
+  static const Bf16Kernels k = choose();
+  return k;
+}
+
+void matmul_bf16(const Bf16Matrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool, const float* bias) {
   const int64_t k = w.cols;
+  const Bf16Kernels& kt = bf16_kernels();
   thread_local std::vector<uint16_t> buf;  // the calling thread's; workers use it through xs
   if (buf.size() < static_cast<size_t>(n_tokens * k)) buf.resize(static_cast<size_t>(n_tokens * k));
   uint16_t* xs = buf.data();
-  auto round_row = [&](int64_t t, int) {
-    for (int64_t i = 0; i < k; ++i) xs[t * k + i] = to_bf16(x[t * k + i]);
-  };
-  if (n_tokens >= kRoundInParallel) pool.parallel_for(n_tokens, round_row);
-  else for (int64_t t = 0; t < n_tokens; ++t) round_row(t, 0);
-  const GemmBf16Fn kernel = gemm_bf16_kernel();
+  if (n_tokens >= kRoundInParallel) {
+    constexpr int64_t kRowsPerTask = 16;
+    pool.parallel_for((n_tokens + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task, int) {
+      const int64_t t0 = task * kRowsPerTask, n = std::min(kRowsPerTask, n_tokens - t0);
+      kt.round(x + t0 * k, xs + t0 * k, n * k);
+    });
+  } else {
+    kt.round(x, xs, n_tokens * k);
+  }
+  const GemmBf16Fn kernel = kt.gemm;
   const int64_t n_panels = (w.rows + kBf16PanelRows - 1) / kBf16PanelRows;
   const int64_t n_pairs = (n_panels + 1) / 2, n_blocks = (n_tokens + kTokensPerTask - 1) / kTokensPerTask;
   pool.parallel_for(n_pairs * n_blocks, [&](int64_t task, int) {
@@ -118,7 +121,7 @@ void matmul_bf16(const Bf16Matrix& w, const float* x, int64_t n_tokens, float* y
     const int64_t r0 = pair * 2 * kBf16PanelRows;
     const int np = static_cast<int>(std::min<int64_t>(2, n_panels - 2 * pair));
     kernel(w.panels + r0 * k, np, k, xs + t0 * k, k, std::min(kTokensPerTask, n_tokens - t0), y + t0 * w.rows + r0,
-           w.rows, w.rows - r0);
+           w.rows, w.rows - r0, bias ? bias + r0 : nullptr);
   });
 }
 

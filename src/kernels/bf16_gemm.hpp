@@ -37,20 +37,29 @@ struct Bf16Matrix {
   const uint16_t* panels = nullptr;
 };
 
-// y[t * ldy + r] = row r . token t for the rows of n_panels (1 or 2) consecutive panels
-// (only the first `rows` of them are written) and n_tokens rows of x (bf16, x_stride apart).
-// Per output: f32 accumulator from 0, then for each column pair, in order, + odd product,
-// + even product (the order vdpbf16ps adds them in).
+// y[t * ldy + r] = row r . token t (+ bias[r] when bias is not null) for the rows of
+// n_panels (1 or 2) consecutive panels (only the first `rows` of them are written) and
+// n_tokens rows of x (bf16, x_stride apart). Per output: f32 accumulator from 0, then for
+// each column pair, in order, + odd product, + even product (the order vdpbf16ps adds
+// them in), then + bias.
 using GemmBf16Fn = void (*)(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
-                            int64_t n_tokens, float* y, int64_t ldy, int64_t rows);
+                            int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias);
 void gemm_bf16_ref(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
-                   int64_t n_tokens, float* y, int64_t ldy, int64_t rows);
-// The kernel for this CPU ("scalar" when MINNOW_FORCE_SCALAR is set), and its name.
-GemmBf16Fn gemm_bf16_kernel();
-const char* gemm_bf16_kernel_name();
+                   int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias);
+// x rounded by to_bf16, n values; the SIMD versions give the same bits.
+using RoundBf16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
+void round_bf16_ref(const float* x, uint16_t* out, int64_t n);
 
-// y[t * w.rows + r] = W[r] . x[t] over n_tokens rows of w.cols floats: x rounded to bf16,
-// then every (panel pair, block of tokens) as a task over the pool.
-void matmul_bf16(const Bf16Matrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool);
+struct Bf16Kernels {
+  const char* name;  // "avx512bf16", "avx2" or "scalar" (MINNOW_FORCE_SCALAR=1, or no SIMD)
+  GemmBf16Fn gemm;
+  RoundBf16Fn round;
+};
+const Bf16Kernels& bf16_kernels();  // for this CPU, chosen once
+
+// y[t * w.rows + r] = W[r] . x[t] + bias[r] (bias may be null) over n_tokens rows of
+// w.cols floats: x rounded to bf16, then every (panel pair, block of tokens) as a task.
+void matmul_bf16(const Bf16Matrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool& pool,
+                 const float* bias = nullptr);
 
 }  // namespace minnow::kernels

@@ -20,8 +20,11 @@ using namespace minnow::kernels;
 
 namespace minnow::kernels {
 #if defined(MINNOW_HAVE_X86_KERNELS)
-void gemm_bf16_avx2(const uint16_t*, int, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, int64_t);
-void gemm_bf16_avx512(const uint16_t*, int, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, int64_t);
+void gemm_bf16_avx2(const uint16_t*, int, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, int64_t,
+                    const float*);
+void gemm_bf16_avx512(const uint16_t*, int, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, int64_t,
+                      const float*);
+void round_bf16_avx2(const float*, uint16_t*, int64_t);
 #endif
 }  // namespace minnow::kernels
 
@@ -68,7 +71,7 @@ std::vector<float> randoms(size_t n, std::mt19937& rng) {
 
 struct Packed {
   std::vector<uint16_t> panels, x;
-  std::vector<float> w;
+  std::vector<float> w, bias;
 };
 
 Packed make(const Case& c, std::mt19937& rng) {
@@ -79,15 +82,17 @@ Packed make(const Case& c, std::mt19937& rng) {
                         static_cast<size_t>(c.cols) * 4, nullptr};
   pack_bf16_panels(view, p.panels.data());
   for (float v : randoms(static_cast<size_t>(c.tokens * c.cols), rng)) p.x.push_back(to_bf16(v));
+  p.bias = randoms(static_cast<size_t>(c.rows), rng);
   return p;
 }
 
 // Every panel pair of the matrix through fn, as matmul_bf16 calls the kernels.
-std::vector<float> run(GemmBf16Fn fn, const Case& c, const Packed& p) {
+std::vector<float> run(GemmBf16Fn fn, const Case& c, const Packed& p, bool bias = false) {
   std::vector<float> y(static_cast<size_t>(c.rows * c.tokens), -7.0f);
   for (int64_t r0 = 0; r0 < c.rows; r0 += 2 * kBf16PanelRows) {
     const int np = c.rows - r0 > kBf16PanelRows ? 2 : 1;
-    fn(p.panels.data() + r0 * c.cols, np, c.cols, p.x.data(), c.cols, c.tokens, y.data() + r0, c.rows, c.rows - r0);
+    fn(p.panels.data() + r0 * c.cols, np, c.cols, p.x.data(), c.cols, c.tokens, y.data() + r0, c.rows, c.rows - r0,
+       bias ? p.bias.data() + r0 : nullptr);
   }
   return y;
 }
@@ -96,10 +101,10 @@ TEST(Bf16, ReferenceIsTheProductOfTheRoundedValues) {
   std::mt19937 rng(1);
   for (const Case& c : shapes()) {
     const Packed p = make(c, rng);
-    const std::vector<float> y = run(gemm_bf16_ref, c, p);
+    const std::vector<float> y = run(gemm_bf16_ref, c, p, true);
     for (int64_t t = 0; t < c.tokens; ++t)
       for (int64_t r = 0; r < c.rows; ++r) {
-        double want = 0, mag = 0;
+        double want = p.bias[static_cast<size_t>(r)], mag = std::fabs(want);
         for (int64_t k = 0; k < c.cols; ++k) {
           const double prod = static_cast<double>(from_bf16(to_bf16(p.w[static_cast<size_t>(r * c.cols + k)]))) *
                               from_bf16(p.x[static_cast<size_t>(t * c.cols + k)]);
@@ -122,9 +127,10 @@ TEST(Bf16, SimdKernelsMatchTheReference) {
   std::mt19937 rng(2);
   for (const Case& c : shapes()) {
     const Packed p = make(c, rng);
-    const std::vector<float> want = run(gemm_bf16_ref, c, p);
+    const bool bias = c.tokens % 2;
+    const std::vector<float> want = run(gemm_bf16_ref, c, p, bias);
     for (auto [name, fn] : kernels) {
-      const std::vector<float> got = run(fn, c, p);
+      const std::vector<float> got = run(fn, c, p, bias);
       for (size_t i = 0; i < want.size(); ++i)
         ASSERT_NEAR(got[i], want[i], 1e-5 * (std::fabs(want[i]) + std::sqrt(static_cast<double>(c.cols))))
             << name << " " << c.rows << "x" << c.cols << " tokens " << c.tokens << " at " << i;
@@ -142,11 +148,28 @@ TEST(Bf16, MatmulSplitsWorkWithoutChangingResults) {
     for (float v : x) xb.push_back(to_bf16(v));
     Packed q = p;
     q.x = xb;
-    const std::vector<float> want = run(gemm_bf16_kernel(), c, q);
+    const std::vector<float> want = run(bf16_kernels().gemm, c, q, true);
     std::vector<float> y(want.size());
-    matmul_bf16({c.rows, c.cols, p.panels.data()}, x.data(), c.tokens, y.data(), pool);
+    matmul_bf16({c.rows, c.cols, p.panels.data()}, x.data(), c.tokens, y.data(), pool, p.bias.data());
     EXPECT_EQ(y, want) << c.rows << "x" << c.cols << " tokens " << c.tokens;
   }
+}
+
+TEST(Bf16, SimdRoundingGivesTheSameBits) {
+#if defined(MINNOW_HAVE_X86_KERNELS)
+  if (!cpu_features().avx2_fma_f16c) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(4);
+  std::vector<float> x = randoms(1000, rng);
+  for (uint32_t b : {0x00000001u, 0x80400000u, 0x7F800000u, 0xFF800000u, 0x7FC00001u, 0x7F800001u, 0x3F808000u,
+                     0x3F818000u, 0x7F7FFFFFu, 0x00800000u, 0x80000000u})
+    x.push_back(from_bits(b));
+  std::vector<uint16_t> want(x.size()), got(x.size());
+  round_bf16_ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
+  round_bf16_avx2(x.data(), got.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(got, want);
+#else
+  GTEST_SKIP() << "x86 only";
+#endif
 }
 
 TEST(GeluErf, SimdTablesMatchTheScalarReference) {

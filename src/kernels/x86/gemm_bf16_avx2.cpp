@@ -14,7 +14,8 @@ namespace {
 constexpr int kMaxTileTokens = 4;
 
 template <int NT>
-void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy, int64_t rows) {
+void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy, int64_t rows,
+          const float* bias) {
   __m256 acc[2][NT];
   for (int h = 0; h < 2; ++h)
     for (int t = 0; t < NT; ++t) acc[h][t] = _mm256_setzero_ps();
@@ -37,29 +38,53 @@ void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride,
     _mm256_store_ps(out, acc[0][t]);
     _mm256_store_ps(out + 8, acc[1][t]);
     const int64_t n = rows < 16 ? rows : 16;
-    for (int64_t r = 0; r < n; ++r) y[t * ldy + r] = out[r];
+    for (int64_t r = 0; r < n; ++r) y[t * ldy + r] = bias ? out[r] + bias[r] : out[r];
   }
 }
 
 template <int... NT>
 void tail(int nt, const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
-          int64_t rows, std::integer_sequence<int, NT...>) {
-  ((nt == NT + 1 ? tile<NT + 1>(panel, k, x, x_stride, y, ldy, rows) : void()), ...);
+          int64_t rows, const float* bias, std::integer_sequence<int, NT...>) {
+  ((nt == NT + 1 ? tile<NT + 1>(panel, k, x, x_stride, y, ldy, rows, bias) : void()), ...);
 }
 
 }  // namespace
 
+// to_bf16 on 8 values at a time, the same integer steps.
+void round_bf16_avx2(const float* x, uint16_t* out, int64_t n) {
+  const __m256i exp_mask = _mm256_set1_epi32(0x7F800000), mant_mask = _mm256_set1_epi32(0x007FFFFF);
+  const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80000000u)), one = _mm256_set1_epi32(1);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i e = _mm256_and_si256(b, exp_mask);
+    const __m256i tiny = _mm256_cmpeq_epi32(e, _mm256_setzero_si256());  // zero or denormal: signed zero
+    const __m256i nan = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(b, mant_mask), _mm256_setzero_si256()),
+                                            _mm256_cmpeq_epi32(e, exp_mask));
+    __m256i r = _mm256_add_epi32(b, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF),
+                                                     _mm256_and_si256(_mm256_srli_epi32(b, 16), one)));
+    r = _mm256_blendv_epi8(r, _mm256_and_si256(b, sign), tiny);
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(b, _mm256_set1_epi32(0x400000)), nan);  // quiet NaN stays NaN
+    r = _mm256_srli_epi32(r, 16);
+    // Pack 8 x 32-bit (values < 65536) into 8 x 16-bit, in order.
+    const __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_packus_epi32(lo, hi));
+  }
+  for (; i < n; ++i) out[i] = to_bf16(x[i]);
+}
+
 void gemm_bf16_avx2(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
-                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows) {
+                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias) {
   for (int p = 0; p < n_panels && rows > p * kBf16PanelRows; ++p) {
     const uint16_t* panel = panels + p * kBf16PanelRows * k;
     float* yp = y + p * kBf16PanelRows;
     const int64_t prow = rows - p * kBf16PanelRows;
+    const float* bp = bias ? bias + p * kBf16PanelRows : nullptr;
     int64_t t = 0;
     for (; t + kMaxTileTokens <= n_tokens; t += kMaxTileTokens)
-      tile<kMaxTileTokens>(panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow);
+      tile<kMaxTileTokens>(panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow, bp);
     if (t < n_tokens)
-      tail(static_cast<int>(n_tokens - t), panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow,
+      tail(static_cast<int>(n_tokens - t), panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow, bp,
            std::make_integer_sequence<int, kMaxTileTokens - 1>());
   }
 }
