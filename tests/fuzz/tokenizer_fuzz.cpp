@@ -1,8 +1,9 @@
 // Tokenizers: any bytes (invalid UTF-8 included) must encode to ids inside the vocabulary,
 // never crash, and decode back to the input where the tokenizer can represent it exactly.
-// Three tokenizers: a small byte-level BPE and a small SentencePiece-style BPE built here
-// (added tokens with every flag, normalizers, byte fallback, unknown token), and SmolLM2's
-// real one when models/ holds it. Input: a selector byte, then the text.
+// Four tokenizers: a small byte-level BPE, a small SentencePiece-style BPE and a small
+// WordPiece (BERT's normalizer and pre-tokenizer, all options on) built here (added tokens
+// with every flag, normalizers, byte fallback, unknown token), and SmolLM2's real one when
+// models/ holds it. Input: a selector byte, then the text.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "fuzz_target.hpp"
 #include "tokenizer/bpe.hpp"
 #include "tokenizer/byte_level.hpp"
+#include "tokenizer/wordpiece.hpp"
 
 namespace {
 
@@ -85,13 +87,30 @@ std::unique_ptr<minnow::Tokenizer> smollm2() {
   return minnow::tokenizer_from_gguf(*f);
 }
 
-// Index 0: byte-level, 1: SentencePiece-style, 2: SmolLM2 (null when models/ lacks it).
+std::unique_ptr<minnow::Tokenizer> wordpiece() {
+  minnow::WordPieceVocab v;
+  v.tokens = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##b", "##bc", "ab", "e", "\xe6\x97\xa5", "!", "##\xc3\xa9", "i"};
+  v.types.assign(v.tokens.size(), minnow::TokenType::Normal);
+  for (int32_t id = 0; id < 4; ++id) {
+    v.types[static_cast<size_t>(id)] = minnow::TokenType::Control;
+    v.added.push_back({id, v.tokens[static_cast<size_t>(id)], true, false, false, false, false});
+  }
+  v.unk_id = 1;
+  v.bos_id = 2;
+  v.eos_id = 3;
+  v.add_bos = v.add_eos = true;
+  v.max_input_chars_per_word = 12;
+  return std::make_unique<minnow::WordPieceTokenizer>(std::move(v));
+}
+
+// Index 0: byte-level, 1: SentencePiece-style, 2: SmolLM2 (null when models/ lacks it), 3: WordPiece.
 const std::vector<std::unique_ptr<minnow::Tokenizer>>& tokenizers() {
   static const auto all = [] {
     std::vector<std::unique_ptr<minnow::Tokenizer>> t;
     t.push_back(byte_level());
     t.push_back(sentencepiece());
     t.push_back(smollm2());
+    t.push_back(wordpiece());
     return t;
   }();
   return all;
@@ -102,7 +121,7 @@ const std::vector<std::unique_ptr<minnow::Tokenizer>>& tokenizers() {
 MINNOW_FUZZ_TARGET(tokenizer) {
   if (size == 0) return;
   const auto& all = tokenizers();
-  const size_t which = (data[0] & 3) % all.size();  // stable across machines, unlike % size
+  const size_t which = data[0] & 3;
   if (!all[which]) return;
   const auto& tok = *all[which];
   const bool parse_special = data[0] & 0x80;

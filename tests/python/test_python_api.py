@@ -324,3 +324,49 @@ def test_chat_example_with_piped_stdin():
     assert r.returncode == 0, r.stderr
     assert "Paris" in r.stdout and "Rome" in r.stdout, r.stdout
     assert ">" not in r.stdout[:2]  # no prompt when stdin is not a terminal
+
+
+def test_json_schema_and_grammar_constrain_the_output(model):
+    schema = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20},
+                                               "population": {"type": "integer"}},
+              "required": ["city", "population"]}
+    grammar = minnow.json_schema_to_grammar(schema)
+    assert "root" in grammar
+    prompt = model.apply_chat_template([{"role": "user", "content": "Paris as JSON with city and population"}])
+    text = model.generate(prompt, max_tokens=80, temperature=0, json_schema=schema)
+    value = json.loads(text)
+    assert set(value) == {"city", "population"} and isinstance(value["population"], int)
+    assert model.generate(prompt, max_tokens=8, temperature=0, grammar='root ::= "yes" | "no"') in ("yes", "no")
+    with pytest.raises(minnow.InvalidArgumentError):
+        model.generate(prompt, grammar="root ::= ", max_tokens=4)
+    with pytest.raises(minnow.InvalidArgumentError):
+        model.generate(prompt, grammar='root ::= "a"', json_schema=schema)
+
+
+def test_lookup_draft_keeps_the_output(model):
+    code = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n"
+    prompt = model.apply_chat_template([{"role": "user", "content": "Repeat this code exactly:\n" + code}])
+    plain = model.generate(prompt, max_tokens=48, temperature=0)
+    assert model.generate(prompt, max_tokens=48, temperature=0, lookup_draft=8) == plain
+
+
+EMBED = ROOT / "models" / "all-MiniLM-L6-v2"
+
+
+@pytest.mark.skipif(not (EMBED / "model.safetensors").exists(), reason=f"missing {EMBED}")
+def test_embedder_matches_cli():
+    texts = ["A cat sits on the mat.", "Ein Hund schläft.", "x = f(y) + 1"]
+    want = [json.loads(line) for line in cli("embed", "-m", EMBED, "-t", 2, *texts).splitlines()]
+    with minnow.Embedder(EMBED, n_threads=2) as e:
+        assert e.dim == 384
+        got = e.embed(texts)
+        assert np.allclose(np.array(got), np.array(want), atol=1e-6)
+        single = e.embed(texts[0])
+        assert len(single) == 384 and abs(sum(x * x for x in single) - 1) < 1e-4
+    assert e.closed
+    with pytest.raises(minnow.MinnowError):
+        e.embed(["after close"])
+    with pytest.raises(minnow.InvalidArgumentError):
+        minnow.Embedder(EMBED, precision="int4")
+    with pytest.raises(minnow.MinnowError, match="not a model directory"):
+        minnow.Embedder(ROOT / "nonexistent")

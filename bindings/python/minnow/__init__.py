@@ -27,7 +27,8 @@ from . import _minnow
 from ._minnow import InvalidArgumentError, MinnowError
 
 __version__ = "0.1.0"
-__all__ = ["Model", "Session", "ModelInfo", "GenerateResult", "MinnowError", "InvalidArgumentError", "library_version"]
+__all__ = ["Model", "Session", "Embedder", "ModelInfo", "GenerateResult", "MinnowError", "InvalidArgumentError",
+           "library_version", "json_schema_to_grammar"]
 
 Prompt = Union[str, bytes, Sequence[int]]
 Message = Dict[str, Any]
@@ -47,6 +48,11 @@ _FINISH_REASON = {
 def library_version() -> str:
     """The version of the engine linked into this package."""
     return _minnow.version()
+
+
+def json_schema_to_grammar(schema: Union[str, Dict[str, Any]]) -> str:
+    """The GBNF grammar of the JSON texts a JSON Schema accepts (docs/structured-output.md)."""
+    return _minnow.json_schema_to_grammar(schema if isinstance(schema, str) else json.dumps(schema))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,8 +110,15 @@ def _stops(stop: Union[None, str, Sequence[str]]) -> List[str]:
 
 def _params(max_tokens: int, temperature: float, top_k: int, top_p: float, min_p: float, repeat_penalty: float,
             repeat_last_n: int, presence_penalty: float, frequency_penalty: float, seed: Optional[int],
-            stop_at_end_of_generation: bool, parse_special: bool) -> _minnow.GenerateParams:
+            stop_at_end_of_generation: bool, parse_special: bool, grammar: Optional[str] = None,
+            json_schema: Union[None, str, Dict[str, Any]] = None, lookup_draft: int = 0) -> _minnow.GenerateParams:
     p = _minnow.GenerateParams()
+    if grammar is not None and json_schema is not None:
+        raise InvalidArgumentError("give grammar or json_schema, not both")
+    p.grammar = json_schema_to_grammar(json_schema) if json_schema is not None else grammar
+    if lookup_draft < 0:
+        raise InvalidArgumentError(f"lookup_draft must be >= 0, not {lookup_draft}")
+    p.lookup_draft = lookup_draft
     p.max_tokens = max_tokens
     p.temperature = temperature
     p.top_k = top_k
@@ -179,16 +192,22 @@ class Session:
                  top_p: float = 0.95, min_p: float = 0.05, repeat_penalty: float = 1.0, repeat_last_n: int = 64,
                  presence_penalty: float = 0.0, frequency_penalty: float = 0.0, seed: Optional[int] = 0,
                  stop: Union[None, str, Sequence[str]] = None, stream: bool = False,
-                 stop_at_end_of_generation: bool = True, parse_special: bool = True) -> Union[str, Iterator[str]]:
+                 stop_at_end_of_generation: bool = True, parse_special: bool = True, grammar: Optional[str] = None,
+                 json_schema: Union[None, str, Dict[str, Any]] = None,
+                 lookup_draft: int = 0) -> Union[str, Iterator[str]]:
         """Continue prompt (text or token ids) and return the generated text, or with
         stream=True an iterator of its pieces as they come.
 
         temperature <= 0 is greedy; top_k <= 0, top_p >= 1, min_p <= 0 and repeat_penalty 1
         turn those off; seed -1 or None picks a random seed. Generation stops at max_tokens,
         at the end of the model's turn, or before the first of the stop strings (which is
-        not returned). Breaking out of a stream stops the generation."""
+        not returned). Breaking out of a stream stops the generation. grammar (GBNF) or
+        json_schema (a dict or its JSON text) constrain the output to what they accept;
+        lookup_draft N > 0 speculates up to N tokens copied from the context per step (same
+        output, faster on text that repeats its prompt)."""
         params = _params(max_tokens, temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n,
-                         presence_penalty, frequency_penalty, seed, stop_at_end_of_generation, parse_special)
+                         presence_penalty, frequency_penalty, seed, stop_at_end_of_generation, parse_special,
+                         grammar, json_schema, lookup_draft)
         if stream:
             return self._stream(_prompt(prompt), params, _stops(stop))
         return self._generate(_prompt(prompt), params, _stops(stop))[0]
@@ -317,14 +336,17 @@ class Model:
                  top_p: float = 0.95, min_p: float = 0.05, repeat_penalty: float = 1.0, repeat_last_n: int = 64,
                  presence_penalty: float = 0.0, frequency_penalty: float = 0.0, seed: Optional[int] = 0,
                  stop: Union[None, str, Sequence[str]] = None, stream: bool = False,
-                 stop_at_end_of_generation: bool = True, parse_special: bool = True) -> Union[str, Iterator[str]]:
+                 stop_at_end_of_generation: bool = True, parse_special: bool = True, grammar: Optional[str] = None,
+                 json_schema: Union[None, str, Dict[str, Any]] = None,
+                 lookup_draft: int = 0) -> Union[str, Iterator[str]]:
         """Continue prompt; see Session.generate."""
         return self.session.generate(prompt, max_tokens=max_tokens, temperature=temperature, top_k=top_k,
                                      top_p=top_p, min_p=min_p, repeat_penalty=repeat_penalty,
                                      repeat_last_n=repeat_last_n, presence_penalty=presence_penalty,
                                      frequency_penalty=frequency_penalty, seed=seed, stop=stop, stream=stream,
                                      stop_at_end_of_generation=stop_at_end_of_generation,
-                                     parse_special=parse_special)
+                                     parse_special=parse_special, grammar=grammar, json_schema=json_schema,
+                                     lookup_draft=lookup_draft)
 
     def chat(self, messages: Sequence[Message], tools: Optional[Sequence[Dict[str, Any]]] = None,
              **kwargs: Any) -> Union[str, Iterator[str]]:
@@ -392,6 +414,52 @@ class Model:
         self._m.close()
 
     def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_PRECISIONS = {"bf16": 0, "f32": 1, "q8_0": 2}
+
+
+class Embedder:
+    """A sentence-embedding model (a BERT-family sentence-transformers directory such as
+    all-MiniLM-L6-v2): texts -> fixed-size vectors, unit length when the model normalizes.
+
+        with minnow.Embedder("models/all-MiniLM-L6-v2") as e:
+            a, b = e.embed(["A cat sits on the mat.", "A kitten is on a rug."])
+            similarity = sum(x * y for x, y in zip(a, b))
+
+    precision "bf16" (default: fast, cosine ~0.99999 to f32), "f32" (exact) or "q8_0"
+    (coarser). One embed call runs at a time per Embedder (docs/embeddings.md)."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], n_threads: int = 0, precision: str = "bf16"):
+        if precision not in _PRECISIONS:
+            raise InvalidArgumentError(f"precision must be one of {', '.join(_PRECISIONS)}, not {precision!r}")
+        self.path = os.fsdecode(path)
+        self._e = _minnow.Embedder(self.path, n_threads, _PRECISIONS[precision])
+
+    @property
+    def dim(self) -> int:
+        """Floats per embedding."""
+        return self._e.dim
+
+    @property
+    def closed(self) -> bool:
+        return self._e.closed
+
+    def embed(self, texts: Union[str, Sequence[str]]) -> Union[List[float], List[List[float]]]:
+        """One embedding (a list of dim floats) per text; a single string gives one list."""
+        if isinstance(texts, str):
+            return self._e.embed([texts])[0]
+        return self._e.embed(list(texts))
+
+    def close(self) -> None:
+        """Free the model now."""
+        self._e.close()
+
+    def __enter__(self) -> "Embedder":
         return self
 
     def __exit__(self, *exc) -> None:

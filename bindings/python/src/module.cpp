@@ -210,9 +210,16 @@ const char* stop_reason_name(minnow_stop_reason r) {
 }
 
 // Returns (text or None when a callback got the pieces, result dict).
-nb::tuple generate(Session& self, nb::handle prompt, const minnow_generate_params& params,
-                   const std::vector<std::string>& stop, nb::handle callback) {
-  minnow_generate_params p = params;
+// params: a GenerateParams, with the GBNF text (if any) as its dynamic attribute "grammar".
+nb::tuple generate(Session& self, nb::handle prompt, nb::handle params, const std::vector<std::string>& stop,
+                   nb::handle callback) {
+  minnow_generate_params p = nb::cast<const minnow_generate_params&>(params);
+  std::string grammar;
+  if (nb::hasattr(params, "grammar") && !params.attr("grammar").is_none()) {
+    grammar = nb::cast<std::string>(params.attr("grammar"));
+    check_no_nul(grammar, "the grammar");
+    p.grammar = grammar.c_str();
+  }
   std::vector<const char*> stops;
   for (const std::string& s : stop) {
     check_no_nul(s, "a stop string");
@@ -283,6 +290,14 @@ nb::handle new_exception(const char* name, const char* doc, PyObject* base) {
 
 }  // namespace
 
+// An embedder handle; one embed() at a time (the C API's rule), closing waits for it.
+struct Embedder {
+  minnow_embedder* handle = nullptr;
+  std::mutex busy;
+  explicit Embedder(minnow_embedder* h) : handle(h) {}
+  ~Embedder() { minnow_embedder_free(handle); }
+};
+
 NB_MODULE(_minnow, m) {
   m.doc() = "minnow's C API for Python (use the minnow package, not this module)";
   g_main_thread = nb::cast<unsigned long>(nb::module_::import_("threading").attr("main_thread")().attr("ident"));
@@ -299,7 +314,7 @@ NB_MODULE(_minnow, m) {
   m.def("abi_version", &minnow_abi_version);
   m.def("version", [] { return std::string(minnow_version()); });
 
-  nb::class_<minnow_generate_params>(m, "GenerateParams")
+  nb::class_<minnow_generate_params>(m, "GenerateParams", nb::dynamic_attr())
       .def("__init__", [](minnow_generate_params* p) { new (p) minnow_generate_params(minnow_generate_params_default()); })
       .def_rw("max_tokens", &minnow_generate_params::max_tokens)
       .def_rw("temperature", &minnow_generate_params::temperature)
@@ -312,7 +327,64 @@ NB_MODULE(_minnow, m) {
       .def_rw("frequency_penalty", &minnow_generate_params::frequency_penalty)
       .def_rw("seed", &minnow_generate_params::seed)
       .def_rw("stop_at_end_of_generation", &minnow_generate_params::stop_at_end_of_generation)
-      .def_rw("parse_special", &minnow_generate_params::parse_special);
+      .def_rw("parse_special", &minnow_generate_params::parse_special)
+      .def_rw("lookup_draft", &minnow_generate_params::lookup_draft);
+
+  m.def(
+      "json_schema_to_grammar",
+      [](const std::string& schema) {
+        check_no_nul(schema, "the schema");
+        std::vector<char> text = sized<char>(schema.size() * 4 + 256, [&](char* buf, size_t cap, size_t* n) {
+          return minnow_json_schema_to_grammar(schema.c_str(), buf, cap, n);
+        });
+        return decode(text.data(), text.size());
+      },
+      "schema_json"_a);
+
+  nb::class_<Embedder>(m, "Embedder")
+      .def("__init__",
+           [](Embedder* self, const std::string& path, int32_t n_threads, int32_t precision) {
+             check_no_nul(path, "the path");
+             minnow_embedder_params p = minnow_embedder_params_default();
+             p.n_threads = n_threads;
+             p.precision = precision;
+             minnow_embedder* raw = nullptr;
+             call([&] { return minnow_embedder_load(path.c_str(), &p, &raw); });
+             new (self) Embedder{raw};
+           },
+           "path"_a, "n_threads"_a, "precision"_a)
+      .def_prop_ro("dim", [](const Embedder& self) { return minnow_embedder_dim(self.handle); })
+      .def("embed",
+           [](Embedder& self, const std::vector<std::string>& texts) {
+             if (!self.handle) raise(MINNOW_ERR_INVALID_ARGUMENT, "the embedder is closed");
+             const auto dim = static_cast<size_t>(minnow_embedder_dim(self.handle));
+             std::vector<const char*> ptrs;
+             std::vector<size_t> lengths;
+             for (const std::string& t : texts) {
+               ptrs.push_back(t.data());
+               lengths.push_back(t.size());
+             }
+             std::vector<float> out(texts.size() * dim);
+             call([&] {
+               std::lock_guard<std::mutex> lock(self.busy);
+               return minnow_embed(self.handle, ptrs.data(), lengths.data(), texts.size(), out.data(), out.size(), nullptr);
+             });
+             nb::list rows;
+             for (size_t i = 0; i < texts.size(); ++i) {
+               nb::list row;
+               for (size_t k = 0; k < dim; ++k) row.append(out[i * dim + k]);
+               rows.append(row);
+             }
+             return rows;
+           },
+           "texts"_a)
+      .def("close", [](Embedder& self) {
+        nb::gil_scoped_release nogil;
+        std::lock_guard<std::mutex> lock(self.busy);
+        minnow_embedder_free(self.handle);
+        self.handle = nullptr;
+      })
+      .def_prop_ro("closed", [](const Embedder& self) { return self.handle == nullptr; });
 
   nb::class_<Model>(m, "Model")
       .def("__init__",
