@@ -132,6 +132,15 @@ TEST(GoldenModels, SmolLM2WithQ8KvCache) {
               minnow::SessionOptions::KvType::Q8_0, 0.96);
 }
 
+// Qwen2.5-Coder-0.5B-Instruct Q4_K_M (scripts/fetch-models --qwen05; skipped without it):
+// the floor is top-1 >= 99% and every greedy continuation identical.
+TEST(GoldenModels, Qwen25Coder05B) {
+  if (!std::filesystem::exists(kDir + "/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"))
+    GTEST_SKIP() << "scripts/fetch-models --qwen05";
+  check_model({"qwen05", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", true}, {"english", "code", "chinese", "long", "chat"},
+              5);
+}
+
 TEST(GoldenModels, Gemma3) {
   check_model({"gemma3", "gemma-3-270m-Q4_K_M.gguf", false}, {"english", "code", "chinese", "long", "chat"}, 4);
 }
