@@ -338,7 +338,7 @@ def test_json_schema_and_grammar_constrain_the_output(model):
     assert set(value) == {"city", "population"} and isinstance(value["population"], int)
     assert model.generate(prompt, max_tokens=8, temperature=0, grammar='root ::= "yes" | "no"') in ("yes", "no")
     with pytest.raises(minnow.InvalidArgumentError):
-        model.generate(prompt, grammar="root ::= ", max_tokens=4)
+        model.generate(prompt, grammar='root ::= "unterminated', max_tokens=4)
     with pytest.raises(minnow.InvalidArgumentError):
         model.generate(prompt, grammar='root ::= "a"', json_schema=schema)
 
