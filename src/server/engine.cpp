@@ -12,6 +12,7 @@
 #include "models/sequence_forward.hpp"
 #include "runtime/device_model.hpp"
 #include "runtime/kv_type.hpp"
+#include "runtime/prompt_lookup.hpp"
 #include "runtime/sampler.hpp"
 #include "runtime/stop_matcher.hpp"
 #include "tokenizer/stream_decoder.hpp"
@@ -59,6 +60,8 @@ struct Engine::Slot {
   int taken = 0;         // prompt tokens in the current step
   int32_t next = -1;     // sampled token to feed (decoding)
   bool decoding = false;
+  std::optional<DraftLength> draft_length;  // prompt lookup on: adapts to what is accepted
+  std::vector<int32_t> draft;               // tokens proposed after `next` this step
   uint64_t last_used = 0;
 };
 
@@ -205,6 +208,9 @@ void Engine::admit() {
     s.stop = StopMatcher(job->request_.stop);
     s.generated.clear();
     s.decoding = false;
+    const int lookup = job->request_.lookup_draft >= 0 ? job->request_.lookup_draft : o_.lookup_draft;
+    s.draft_length.reset();
+    if (lookup > 0 && net_) s.draft_length.emplace(std::min(lookup, kMaxLookupDraft));
     s.last_used = ++admissions_;
     stats_.prompt_tokens += prompt.size();
     stats_.reused_prompt_tokens += best_common;
@@ -242,12 +248,31 @@ bool Engine::step() {
     kvs_.push_back(s.kv.get());
     row_slots_.push_back(&s);
   };
+  // Decoding slots: the sampled token, then (prompt lookup) tokens proposed after it,
+  // each row wanting logits to check the next; all through the per-row kernels, as plain
+  // decoding runs them, so an accepted token's numbers are plain decoding's.
+  int draft_rows = max_batch_ / 2;
   for (auto& s : slots_) {
     s->taken = 0;
-    if (s->job && s->decoding) add_row(*s, s->next, true);
+    s->draft.clear();
+    if (!s->job || !s->decoding) continue;
+    add_row(*s, s->next, true);
+    if (!s->draft_length) continue;
+    const auto& r = s->job->request_;
+    const int room = std::min({s->draft_length->next(), draft_rows, r.max_tokens - static_cast<int>(s->generated.size()) - 1,
+                               ctx_ - static_cast<int>(s->cached.size()) - 2});
+    if (room <= 0) continue;
+    s->cached.push_back(s->next);  // the context the proposal continues
+    propose_by_lookup(s->cached, room, s->draft);
+    s->cached.pop_back();
+    for (int32_t d : s->draft) {
+      ++s->taken;
+      add_row(*s, d, true);
+    }
+    draft_rows -= static_cast<int>(s->draft.size());
   }
   const int n_vector = static_cast<int>(tokens_.size());
-  int budget = n_vector > 0 ? o_.prefill_chunk : max_batch_ - n_vector;
+  int budget = n_vector > 0 ? std::min(o_.prefill_chunk, max_batch_ - n_vector) : max_batch_;
   // Older requests' prompts first.
   std::vector<Slot*> prefill;  // at most `parallel` entries
   for (auto& s : slots_)
@@ -268,6 +293,8 @@ bool Engine::step() {
     record_step(0);
     return false;
   }
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  if (logits_.size() < logit_rows_.size() * vocab) logits_.resize(logit_rows_.size() * vocab);  // drafts' rows
 
   if (net_)
     net_->forward(Transformer::Batch{tokens_.data(), pos_.data(), kvs_.data(), static_cast<int>(tokens_.size()), n_vector,
@@ -287,33 +314,53 @@ bool Engine::step() {
     }
   }
 
+  // A slot's logit rows are adjacent: after its last fed token, then after each proposed
+  // token. A token is sampled from each in turn, exactly as plain decoding would (same
+  // sampler state, same RNG draws); a proposed token equal to the one sampled before it
+  // is kept (its K/V are already in the cache) and the next row is read, else the rest are
+  // dropped (their cache rows get overwritten).
   const Tokenizer& tok = *model_.impl().tokenizer;
-  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
   int sampled = 0;
-  for (size_t i = 0; i < logit_slots_.size(); ++i) {
+  for (size_t i = 0; i < logit_slots_.size();) {
     Slot& s = *logit_slots_[i];
+    size_t end = i + 1;
+    while (end < logit_slots_.size() && logit_slots_[end] == &s) ++end;
     const CompletionRequest& r = s.job->request_;
-    std::span<float> logits(&logits_[i * vocab], vocab);
-    const int32_t id = s.sampler->sample(logits, s.cached, s.generated, s.constraint ? &*s.constraint : nullptr);
-    s.generated.push_back(id);
-    ++sampled;
-    if ((!r.ignore_eos || s.constraint) && tok.is_end_of_generation(id)) {
-      finish(s, Finish::Stop);
-      continue;
-    }
-    if (s.constraint) s.constraint->accept(id);
-    std::string out = s.stop.push(s.text.push(tok.token_bytes(id)));
-    if (s.stop.stopped()) {
-      s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
-      finish(s, Finish::Stop);
-    } else if (static_cast<int>(s.generated.size()) >= r.max_tokens || static_cast<int>(s.cached.size()) >= ctx_) {
-      s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
-      finish(s, Finish::Length);
-    } else {
+    size_t accepted = 0;
+    for (size_t row = i; row < end; ++row) {
+      std::span<float> logits(&logits_[row * vocab], vocab);
+      const int32_t id = s.sampler->sample(logits, s.cached, s.generated, s.constraint ? &*s.constraint : nullptr);
+      s.generated.push_back(id);
+      ++sampled;
+      if ((!r.ignore_eos || s.constraint) && tok.is_end_of_generation(id)) {
+        finish(s, Finish::Stop);
+        break;
+      }
+      if (s.constraint) s.constraint->accept(id);
+      std::string out = s.stop.push(s.text.push(tok.token_bytes(id)));
+      if (s.stop.stopped()) {
+        s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
+        finish(s, Finish::Stop);
+        break;
+      }
+      if (static_cast<int>(s.generated.size()) >= r.max_tokens || static_cast<int>(s.cached.size()) >= ctx_) {
+        s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
+        finish(s, Finish::Length);
+        break;
+      }
       if (!out.empty()) s.job->publish(out, Finish::Running, static_cast<int>(s.generated.size()));
+      const size_t k = row - i;  // the draft token fed after this row, if any
+      if (row + 1 < end && s.draft[k] == id) {
+        s.cached.push_back(id);
+        ++accepted;
+        continue;
+      }
       s.next = id;
       s.decoding = true;
+      break;
     }
+    if (s.draft_length && !s.draft.empty()) s.draft_length->record(static_cast<int>(s.draft.size()), static_cast<int>(accepted));
+    i = end;
   }
 
   record_step(sampled);

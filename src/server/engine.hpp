@@ -41,7 +41,13 @@ struct EngineOptions {
   // weights uploaded once); the CPU batches the slots into one pass.
   SessionOptions::Backend backend = SessionOptions::Backend::Cpu;
   int device = 0, gpu_layers = -1;
+  // Prompt-lookup speculation for requests that do not choose (CompletionRequest::
+  // lookup_draft -1): up to this many proposed tokens per slot and step; 0: off. The CPU
+  // backend only (a device runs plain decoding).
+  int lookup_draft = 0;
 };
+
+constexpr int kMaxLookupDraft = 16;
 
 struct CompletionRequest {
   std::vector<int32_t> prompt;
@@ -50,6 +56,7 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   std::shared_ptr<const grammar::Grammar> grammar;  // structured output; null: free text
+  int lookup_draft = -1;  // speculative tokens per step (0: off; -1: EngineOptions::lookup_draft)
 };
 
 enum class Finish { Running, Stop, Length, Cancelled };

@@ -75,3 +75,38 @@ def test_draft_model_with_another_vocabulary_is_refused():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "the draft model's vocabulary" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_server_lookup_keeps_every_output():
+    """The server speculates per slot within its batched step: with 3 requests at once
+    (greedy and seeded sampling), `lookup_draft` must not change any output, and the
+    server-wide --lookup-draft default applies to requests that do not say."""
+    import concurrent.futures
+
+    from test_server import API_KEY, Server
+
+    prompt = "Rename the variable total to running_sum. Reply with the whole function.\n\n" + CODE
+    settings = [dict(temperature=0), dict(temperature=0.8, seed=11), dict(temperature=1.0, seed=3, top_p=1.0)]
+    s = Server("--parallel", 3, "--ctx", 1024, "-t", 2, "--api-key", API_KEY, "--lookup-draft", 8)
+    try:
+        client = s.client()
+
+        def ask(kw, lookup):
+            extra = {} if lookup is None else {"extra_body": {"lookup_draft": lookup}}
+            r = client.chat.completions.create(model="SmolLM2-135M-Instruct.Q4_1", max_tokens=120,
+                                               messages=[{"role": "user", "content": prompt}], **kw, **extra)
+            return r.choices[0].message.content
+
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            plain = list(pool.map(lambda kw: ask(kw, 0), settings))
+            default = list(pool.map(lambda kw: ask(kw, None), settings))  # the server's 8
+            drafted = list(pool.map(lambda kw: ask(kw, 16), settings))
+        assert default == plain
+        assert drafted == plain
+        assert "def moving_average" in plain[0]  # the answer repeats the prompt: lookup has work
+        import openai
+        with pytest.raises(openai.BadRequestError, match="lookup_draft"):
+            client.chat.completions.create(model="SmolLM2-135M-Instruct.Q4_1", max_tokens=4, extra_body={"lookup_draft": 99},
+                                           messages=[{"role": "user", "content": "hi"}])
+    finally:
+        s.stop()

@@ -57,6 +57,11 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--prefill-chunk", s.engine.prefill_chunk, "Prompt tokens per step while other requests generate")
       ->capture_default_str()
       ->check(CLI::Range(1, 512));
+  cmd->add_option("--lookup-draft", s.engine.lookup_draft,
+                  "Speculative decoding by prompt lookup: up to N tokens copied from the context checked per step, "
+                  "the output unchanged (requests may set \"lookup_draft\"; CPU backend; 0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, server::kMaxLookupDraft));
   cmd->add_option("--chat-template-file", o->chat_template_file,
                   "A Jinja chat template to use instead of the model's own (e.g. one that takes tools)");
   cmd->callback([o] {
