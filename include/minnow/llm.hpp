@@ -139,6 +139,9 @@ struct GenerateOptions {
   // checked as above (same output). nullptr: off.
   class Session* draft_model = nullptr;
   int draft_max = 8;
+  // The draft model stops proposing at a token it gives less than this probability (each
+  // proposal costs a draft pass, and an unlikely one is seldom kept); 0: always draft_max.
+  float draft_min_p = 0.5f;
 };
 
 // A GBNF grammar for the JSON texts a JSON Schema accepts (the subset in docs/structured-output.md);
@@ -180,9 +183,10 @@ class MINNOW_API Session {
   GenerateResult generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                           const TokenCallback& on_token);
 
-  // The n greedy tokens that follow seq (the cache is brought to seq first, reusing the
-  // common prefix): how a draft model proposes.
-  void greedy_continuation(std::span<const int32_t> seq, int n, std::vector<int32_t>& out);
+  // Up to n greedy tokens that follow seq (the cache is brought to seq first, reusing the
+  // common prefix), stopping before a token whose probability is below min_p: how a draft
+  // model proposes.
+  void greedy_continuation(std::span<const int32_t> seq, int n, std::vector<int32_t>& out, float min_p = 0.0f);
 
   // Asks a running generate() to stop after the current step (thread- and signal-safe).
   void cancel() { cancel_.store(true); }

@@ -13,6 +13,7 @@ void register_run(CLI::App& app) {
     int n = 256;
     bool chat = false, quiet = false, ignore_eos = false;
     int lookup_draft = 0, draft_max = 8;
+    float draft_min_p = 0.5f;
     std::string draft;
     SamplingOptions sampling;
     GrammarFlags grammar;
@@ -39,6 +40,10 @@ void register_run(CLI::App& app) {
   cmd->add_option("--draft-max", o->draft_max, "Most tokens the draft model proposes per step")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--draft-p-min", o->draft_min_p,
+                  "The draft model stops proposing at a token it gives less than this probability (0: always --draft-max)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 1.0f));
   draft->excludes("--lookup-draft");
   cmd->callback([o] {
     const std::string grammar = grammar_from_flags(o->grammar);  // before loading: a bad schema fails fast
@@ -64,6 +69,7 @@ void register_run(CLI::App& app) {
     g.lookup_draft = o->lookup_draft;
     g.draft_model = draft_session.get();
     g.draft_max = o->draft_max;
+    g.draft_min_p = o->draft_min_p;
     GenerateResult r = session.generate(prompt, g, [](std::string_view piece, int32_t) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);

@@ -19,6 +19,10 @@ void round_bf16_avx2(const float* x, uint16_t* out, int64_t n);
 void gemm_bf16_avx512(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
                       int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias);
 #endif
+#if defined(MINNOW_HAVE_ARM_KERNELS)
+void gemm_bf16_neon(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
+                    int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias);
+#endif
 
 namespace {
 
@@ -32,6 +36,9 @@ Bf16Kernels choose() {
   const CpuFeatures& cpu = cpu_features();
   if (cpu.avx512_bf16) return {"avx512bf16", gemm_bf16_avx512, round_bf16_avx2};
   if (cpu.avx2_fma_f16c) return {"avx2", gemm_bf16_avx2, round_bf16_avx2};
+#endif
+#if defined(MINNOW_HAVE_ARM_KERNELS)
+  if (cpu_features().neon) return {"neon", gemm_bf16_neon, round_bf16_ref};
 #endif
   return {"scalar", gemm_bf16_ref, round_bf16_ref};
 }

@@ -1,8 +1,8 @@
 // Matrix products in bfloat16 for the encoders (embeddings): weights rounded to bf16 once at
 // load, activations at each call; products are exact in f32 and summed in f32. On CPUs
 // with AVX512-BF16 (vdpbf16ps: two products per f32 lane per instruction) this runs at
-// twice the f32 FMA rate; elsewhere the bf16 values are widened to f32 (same numbers up to
-// the order of rounding). Embeddings stay within cosine ~1e-5 of f32's.
+// twice the f32 FMA rate; elsewhere (AVX2, NEON) the bf16 values are widened to f32 (same
+// numbers up to the order of rounding). Embeddings stay within cosine ~1e-5 of f32's.
 //
 // Layout: rows in panels of 16 (the last padded with zero rows); within a panel, for each
 // pair of columns (2j, 2j+1), the 16 rows' two values: panel[j * 32 + 2 * r + e] is row r's
@@ -51,7 +51,7 @@ using RoundBf16Fn = void (*)(const float* x, uint16_t* out, int64_t n);
 void round_bf16_ref(const float* x, uint16_t* out, int64_t n);
 
 struct Bf16Kernels {
-  const char* name;  // "avx512bf16", "avx2" or "scalar" (MINNOW_FORCE_SCALAR=1, or no SIMD)
+  const char* name;  // "avx512bf16", "avx2", "neon" or "scalar" (MINNOW_FORCE_SCALAR=1, or no SIMD)
   GemmBf16Fn gemm;
   RoundBf16Fn round;
 };

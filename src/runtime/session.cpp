@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
 #include "grammar/token_constraint.hpp"
+#include "kernels/ops.hpp"
 #include "minnow/llm.hpp"
 #include "models/model.hpp"
 #include "models/sequence_forward.hpp"
@@ -84,12 +85,18 @@ void Session::eval_all(std::span<const int32_t> tokens, const std::function<void
   }
 }
 
-void Session::greedy_continuation(std::span<const int32_t> seq, int n, std::vector<int32_t>& out) {
+void Session::greedy_continuation(std::span<const int32_t> seq, int n, std::vector<int32_t>& out, float min_p) {
   out.clear();
   if (n <= 0 || seq.empty() || static_cast<int64_t>(seq.size()) >= ctx_) return;
   std::span<const float> logits = eval(seq);
+  std::vector<float> scratch;
   for (int i = 0; i < n; ++i) {
-    const int32_t id = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const auto top = std::max_element(logits.begin(), logits.end());
+    const auto id = static_cast<int32_t>(top - logits.begin());
+    if (min_p > 0) {  // p(top) = 1 / sum(exp(l - l_top))
+      scratch.assign(logits.begin(), logits.end());
+      if (kernels::active().exp_sum(scratch.data(), static_cast<int64_t>(scratch.size()), *top) * min_p > 1.0f) break;
+    }
     out.push_back(id);
     if (i + 1 == n || n_past() + 1 >= ctx_) break;
     net_->forward(&id, 1, n_past(), logits_.data(), false);
@@ -159,7 +166,7 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
     if (max_draft > 0) {
       history_.push_back(id);  // the sequence to look in ends with id
       const int room = std::min(draft_length.next(), ctx_ - n_past() - 1);
-      if (room > 0 && o.draft_model) o.draft_model->greedy_continuation(history_, room, draft);
+      if (room > 0 && o.draft_model) o.draft_model->greedy_continuation(history_, room, draft, o.draft_min_p);
       else if (room > 0) propose_by_lookup(history_, room, draft);
       history_.pop_back();
     }

@@ -26,6 +26,10 @@ void gemm_bf16_avx512(const uint16_t*, int, int64_t, const uint16_t*, int64_t, i
                       const float*);
 void round_bf16_avx2(const float*, uint16_t*, int64_t);
 #endif
+#if defined(MINNOW_HAVE_ARM_KERNELS)
+void gemm_bf16_neon(const uint16_t*, int, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, int64_t,
+                    const float*);
+#endif
 }  // namespace minnow::kernels
 
 namespace {
@@ -122,6 +126,9 @@ TEST(Bf16, SimdKernelsMatchTheReference) {
 #if defined(MINNOW_HAVE_X86_KERNELS)
   if (cpu_features().avx2_fma_f16c) kernels.emplace_back("avx2", gemm_bf16_avx2);
   if (cpu_features().avx512_bf16) kernels.emplace_back("avx512bf16", gemm_bf16_avx512);
+#endif
+#if defined(MINNOW_HAVE_ARM_KERNELS)
+  kernels.emplace_back("neon", gemm_bf16_neon);
 #endif
   if (kernels.empty()) GTEST_SKIP() << "no SIMD bf16 kernel on this CPU";
   std::mt19937 rng(2);
