@@ -6,9 +6,8 @@
 // 3 tokens: 12 accumulators, 8 widened weight registers.
 #include <arm_neon.h>
 
-#include <utility>
-
 #include "kernels/bf16_gemm.hpp"
+#include "kernels/bf16_panels.hpp"
 
 namespace minnow::kernels {
 namespace {
@@ -16,8 +15,14 @@ namespace {
 constexpr int kMaxTileTokens = 3;
 
 template <int NT>
-void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy, int64_t rows,
-          const float* bias) {
+struct Tile {
+  static void run(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
+                  int64_t rows, const float* bias);
+};
+
+template <int NT>
+void Tile<NT>::run(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
+                   int64_t rows, const float* bias) {
   float32x4_t acc[4][NT];
   for (int q = 0; q < 4; ++q)
     for (int t = 0; t < NT; ++t) acc[q][t] = vdupq_n_f32(0.0f);
@@ -43,28 +48,11 @@ void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride,
   }
 }
 
-template <int... NT>
-void tail(int nt, const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
-          int64_t rows, const float* bias, std::integer_sequence<int, NT...>) {
-  ((nt == NT + 1 ? tile<NT + 1>(panel, k, x, x_stride, y, ldy, rows, bias) : void()), ...);
-}
-
 }  // namespace
 
 void gemm_bf16_neon(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
                     int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias) {
-  for (int p = 0; p < n_panels && rows > p * kBf16PanelRows; ++p) {
-    const uint16_t* panel = panels + p * kBf16PanelRows * k;
-    float* yp = y + p * kBf16PanelRows;
-    const int64_t prow = rows - p * kBf16PanelRows;
-    const float* bp = bias ? bias + p * kBf16PanelRows : nullptr;
-    int64_t t = 0;
-    for (; t + kMaxTileTokens <= n_tokens; t += kMaxTileTokens)
-      tile<kMaxTileTokens>(panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow, bp);
-    if (t < n_tokens)
-      tail(static_cast<int>(n_tokens - t), panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow, bp,
-           std::make_integer_sequence<int, kMaxTileTokens - 1>());
-  }
+  bf16_panels_by_tiles<kMaxTileTokens, Tile>(panels, n_panels, k, x, x_stride, n_tokens, y, ldy, rows, bias);
 }
 
 }  // namespace minnow::kernels

@@ -4,9 +4,8 @@
 // (16 rows, two registers) x up to 4 tokens.
 #include <immintrin.h>
 
-#include <utility>
-
 #include "kernels/bf16_gemm.hpp"
+#include "kernels/bf16_panels.hpp"
 
 namespace minnow::kernels {
 namespace {
@@ -14,8 +13,14 @@ namespace {
 constexpr int kMaxTileTokens = 4;
 
 template <int NT>
-void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy, int64_t rows,
-          const float* bias) {
+struct Tile {
+  static void run(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
+                  int64_t rows, const float* bias);
+};
+
+template <int NT>
+void Tile<NT>::run(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
+                   int64_t rows, const float* bias) {
   __m256 acc[2][NT];
   for (int h = 0; h < 2; ++h)
     for (int t = 0; t < NT; ++t) acc[h][t] = _mm256_setzero_ps();
@@ -40,12 +45,6 @@ void tile(const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride,
     const int64_t n = rows < 16 ? rows : 16;
     for (int64_t r = 0; r < n; ++r) y[t * ldy + r] = bias ? out[r] + bias[r] : out[r];
   }
-}
-
-template <int... NT>
-void tail(int nt, const uint16_t* panel, int64_t k, const uint16_t* x, int64_t x_stride, float* y, int64_t ldy,
-          int64_t rows, const float* bias, std::integer_sequence<int, NT...>) {
-  ((nt == NT + 1 ? tile<NT + 1>(panel, k, x, x_stride, y, ldy, rows, bias) : void()), ...);
 }
 
 }  // namespace
@@ -75,18 +74,7 @@ void round_bf16_avx2(const float* x, uint16_t* out, int64_t n) {
 
 void gemm_bf16_avx2(const uint16_t* panels, int n_panels, int64_t k, const uint16_t* x, int64_t x_stride,
                     int64_t n_tokens, float* y, int64_t ldy, int64_t rows, const float* bias) {
-  for (int p = 0; p < n_panels && rows > p * kBf16PanelRows; ++p) {
-    const uint16_t* panel = panels + p * kBf16PanelRows * k;
-    float* yp = y + p * kBf16PanelRows;
-    const int64_t prow = rows - p * kBf16PanelRows;
-    const float* bp = bias ? bias + p * kBf16PanelRows : nullptr;
-    int64_t t = 0;
-    for (; t + kMaxTileTokens <= n_tokens; t += kMaxTileTokens)
-      tile<kMaxTileTokens>(panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow, bp);
-    if (t < n_tokens)
-      tail(static_cast<int>(n_tokens - t), panel, k, x + t * x_stride, x_stride, yp + t * ldy, ldy, prow, bp,
-           std::make_integer_sequence<int, kMaxTileTokens - 1>());
-  }
+  bf16_panels_by_tiles<kMaxTileTokens, Tile>(panels, n_panels, k, x, x_stride, n_tokens, y, ldy, rows, bias);
 }
 
 }  // namespace minnow::kernels
