@@ -22,6 +22,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.minnow.ChatMessage;
+import org.minnow.Embedder;
 import org.minnow.GenerateOptions;
 import org.minnow.GenerateResult;
 import org.minnow.GenerateResult.StopReason;
@@ -68,6 +69,7 @@ public final class BindingTest {
     tests.put("prefix_reuse_and_reset", BindingTest::prefixReuseAndReset);
     tests.put("sessions_on_two_threads", BindingTest::sessionsOnTwoThreads);
     tests.put("chat_example_answers_piped_line", BindingTest::chatExample);
+    tests.put("embeddings_match_cli", BindingTest::embeddingsMatchCli);
 
     int passed = 0, failed = 0;
     try (Model m = Model.load(modelPath)) {
@@ -263,6 +265,39 @@ public final class BindingTest {
     try (Session s = model.newSession()) {  // the same from token ids
       eq(expected, s.generate(model.tokenize(PROMPT), greedy(16), null).text, "generate(int[])");
     }
+  }
+
+  // all-MiniLM-L6-v2 beside the LLM (scripts/fetch-models --minilm); skipped without it.
+  static void embeddingsMatchCli() throws Exception {
+    java.io.File dir = new java.io.File(new java.io.File(modelPath).getParentFile(), "all-MiniLM-L6-v2");
+    if (!new java.io.File(dir, "model.safetensors").exists()) {
+      System.out.println("      (skipped: " + dir + " is missing)");
+      return;
+    }
+    String[] texts = {"A cat sits on the mat.", "Ein Hund schläft 😴", "x = f(y) + 1"};
+    List<String> cmd = new ArrayList<>(Arrays.asList(cli, "embed", "-m", dir.getPath(), "-t", "2"));
+    cmd.addAll(Arrays.asList(texts));
+    Proc p = exec(cmd, null);
+    check(p.rc == 0, "minnow embed: " + p.err);
+    String[] lines = p.out.trim().split("\n");
+    eq(texts.length, lines.length, "one CLI line per text");
+    Embedder e = Embedder.load(dir.getPath(), 2, null);
+    try {
+      eq(384, e.dim(), "dimension");
+      float[][] v = e.embed(texts);
+      for (int i = 0; i < texts.length; i++) {
+        String[] want = lines[i].replaceAll("[\\[\\]]", "").split(",");
+        eq(384, want.length, "CLI floats");
+        for (int k = 0; k < 384; k++)
+          check(Math.abs(v[i][k] - Float.parseFloat(want[k])) <= 1e-6f, "text " + i + " value " + k);
+      }
+    } finally {
+      e.close();
+    }
+    expect(IllegalStateException.class, () -> e.embed("after close"));
+    e.close();  // a second close is harmless
+    MinnowException bad = expect(MinnowException.class, () -> Embedder.load("/nonexistent", null));
+    check(bad.getMessage().contains("not a model directory"), "a bad directory is named: " + bad.getMessage());
   }
 
   static void tokenizeMatchesCli() throws Exception {

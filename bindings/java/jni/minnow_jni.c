@@ -561,3 +561,75 @@ JNIEXPORT void JNICALL Java_org_minnow_Native_generate(JNIEnv* env, jclass cls, 
   jdouble out[6] = {r.n_prompt, r.n_reused, r.n_generated, (jdouble)r.stop_reason, r.prompt_seconds, r.generate_seconds};
   (*env)->SetDoubleArrayRegion(env, result, 0, 6, out);
 }
+
+/* ---- Sentence embeddings -------------------------------------------------------------- */
+
+#define EMBEDDER(h) ((minnow_embedder*)(intptr_t)(h))
+
+JNIEXPORT jlong JNICALL Java_org_minnow_Native_embedderLoad(JNIEnv* env, jclass cls, jbyteArray path, jint n_threads,
+                                                            jint precision) {
+  (void)cls;
+  char* p = copy_bytes(env, path, NULL);
+  if (!p) return 0;
+  minnow_embedder_params params = minnow_embedder_params_default();
+  params.n_threads = n_threads;
+  params.precision = precision;
+  minnow_embedder* e = NULL;
+  minnow_status st = minnow_embedder_load(p, &params, &e);
+  free(p);
+  if (!ok(env, st)) return 0;
+  return (jlong)(intptr_t)e;
+}
+
+JNIEXPORT void JNICALL Java_org_minnow_Native_embedderFree(JNIEnv* env, jclass cls, jlong embedder) {
+  (void)env, (void)cls;
+  minnow_embedder_free(EMBEDDER(embedder));
+}
+
+JNIEXPORT jint JNICALL Java_org_minnow_Native_embedderDim(JNIEnv* env, jclass cls, jlong embedder) {
+  (void)env, (void)cls;
+  return minnow_embedder_dim(EMBEDDER(embedder));
+}
+
+/* texts (UTF-8, any bytes) -> n * dim floats. */
+JNIEXPORT jfloatArray JNICALL Java_org_minnow_Native_embed(JNIEnv* env, jclass cls, jlong embedder,
+                                                           jobjectArray texts) {
+  (void)cls;
+  if (!not_null(env, texts, "texts")) return NULL;
+  const jsize n = (*env)->GetArrayLength(env, texts);
+  const int32_t dim = minnow_embedder_dim(EMBEDDER(embedder));
+  if (dim <= 0) {
+    ok(env, minnow_embed(EMBEDDER(embedder), NULL, NULL, 0, NULL, 0, NULL)); /* the handle's error */
+    return NULL;
+  }
+  if ((size_t)n > (size_t)INT32_MAX / (size_t)dim) {
+    throw_oom(env);
+    return NULL;
+  }
+  char** strs = calloc((size_t)n + 1, sizeof(char*));
+  size_t* lens = calloc((size_t)n + 1, sizeof(size_t));
+  float* out = malloc(((size_t)n * (size_t)dim + 1) * sizeof(float));
+  jfloatArray r = NULL;
+  jsize got = 0;
+  if (!strs || !lens || !out) {
+    throw_oom(env);
+    goto done;
+  }
+  for (; got < n; ++got) {
+    jbyteArray b = (jbyteArray)(*env)->GetObjectArrayElement(env, texts, got);
+    if (!not_null(env, b, "a text")) goto done;
+    strs[got] = copy_bytes(env, b, &lens[got]);
+    (*env)->DeleteLocalRef(env, b);
+    if (!strs[got]) goto done;
+  }
+  if (ok(env, minnow_embed(EMBEDDER(embedder), (const char* const*)strs, lens, (size_t)n, out, (size_t)n * (size_t)dim,
+                           NULL))) {
+    r = (*env)->NewFloatArray(env, n * dim);
+    if (r && n) (*env)->SetFloatArrayRegion(env, r, 0, n * dim, out);
+  }
+done:
+  if (strs) free_strings(strs, (size_t)got);
+  free(lens);
+  free(out);
+  return r;
+}

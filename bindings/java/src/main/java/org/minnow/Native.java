@@ -53,4 +53,11 @@ final class Native {
    */
   static native void generate(long session, byte[] prompt, int[] promptTokens, float[] floats, long[] longs,
                               byte[][] stops, PieceSink sink, double[] result);
+
+  /** precision: minnow_embed_precision (0 bf16, 1 f32, 2 q8_0). */
+  static native long embedderLoad(byte[] path, int nThreads, int precision);
+  static native void embedderFree(long embedder);
+  static native int embedderDim(long embedder);
+  /** UTF-8 texts -> texts.length * dim floats, text after text. */
+  static native float[] embed(long embedder, byte[][] texts);
 }
