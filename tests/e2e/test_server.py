@@ -519,11 +519,12 @@ def test_connection_reusable_after_early_rejection(server, case):
 
 
 def test_unknown_path(server, client):
-    for method, path in (("GET", "/v1/nope"), ("POST", "/v1/embeddings"), ("GET", "/nope")):
+    for method, path in (("GET", "/v1/nope"), ("POST", "/v1/nope"), ("GET", "/nope")):
         raw_error(server, 404, "<any>", "not_found", "<any>", method, path, {} if method == "POST" else None)
+    # /v1/embeddings exists, but this server was started without --embedding-model.
     with pytest.raises(openai.NotFoundError) as info:
         client.embeddings.create(model=MODEL_ID, input="hi")
-    assert info.value.code == "not_found"
+    assert info.value.code == "model_not_found" and "--embedding-model" in str(info.value)
 
 
 def test_serves_after_errors(server, client):
