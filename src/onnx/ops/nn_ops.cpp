@@ -1,0 +1,694 @@
+// Neural-network operators: convolution, pooling, normalization, matrix products, softmax,
+// resize. float32 through the kernel table's GEMM; the loops here are the scalar reference.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+#include "kernels/ops.hpp"
+#include "onnx/ops/op.hpp"
+
+namespace minnow::onnx {
+
+namespace {
+
+using In = std::span<const Tensor* const>;
+using Out = std::span<Tensor* const>;
+
+void need_float(const Node& n, const Tensor& t) {
+  if (t.dtype() != DataType::Float) n.fail(std::string("expects float32, got ") + dtype_name(t.dtype()));
+}
+
+// Spatial geometry shared by Conv and the pools, up to 3 spatial dimensions (1-D and 2-D
+// are padded to 3-D with leading 1s).
+struct Window {
+  int dims = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
+};
+
+Window window_of(const Node& n, const std::vector<int64_t>& x_shape, std::vector<int64_t> kernel, bool ceil_mode) {
+  Window w;
+  w.dims = static_cast<int>(x_shape.size()) - 2;
+  if (w.dims < 1 || w.dims > 3) n.fail("only 1 to 3 spatial dimensions are supported");
+  if (static_cast<int>(kernel.size()) != w.dims) n.fail("kernel_shape does not match the input's rank");
+  auto strides = n.get_ints("strides", std::vector<int64_t>(w.dims, 1));
+  auto dilations = n.get_ints("dilations", std::vector<int64_t>(w.dims, 1));
+  auto pads = n.get_ints("pads", std::vector<int64_t>(2 * w.dims, 0));
+  if (static_cast<int>(strides.size()) != w.dims || static_cast<int>(dilations.size()) != w.dims ||
+      static_cast<int>(pads.size()) != 2 * w.dims)
+    n.fail("strides, dilations or pads do not match the input's rank");
+  std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  const int o = 3 - w.dims;
+  for (int d = 0; d < w.dims; ++d) {
+    int64_t in = x_shape[2 + d], k = kernel[d], s = strides[d], dl = dilations[d];
+    if (k < 1 || s < 1 || dl < 1) n.fail("kernel, strides and dilations must be positive");
+    if (pads[d] < 0 || pads[d + w.dims] < 0) n.fail("negative pads");
+    int64_t ext = (k - 1) * dl + 1;
+    int64_t pb = pads[d], pe = pads[d + w.dims], out;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = (in + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (out - 1) * s + ext - in);
+      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else if (auto_pad == "VALID") {
+      pb = pe = 0;
+      out = in >= ext ? (in - ext) / s + 1 : 0;
+    } else if (auto_pad == "NOTSET") {
+      int64_t span = in + pb + pe - ext;
+      if (span < 0) n.fail("the kernel is larger than the padded input");
+      out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+      // ceil_mode: the last window must start inside the input or its left padding.
+      if (ceil_mode && (out - 1) * s >= in + pb) --out;
+    } else {
+      n.fail("auto_pad '" + auto_pad + "' is not supported");
+    }
+    w.in[o + d] = in;
+    w.out[o + d] = out;
+    w.kernel[o + d] = k;
+    w.stride[o + d] = s;
+    w.dilation[o + d] = dl;
+    w.pad_begin[o + d] = pb;
+    w.pad_end[o + d] = pe;
+  }
+  return w;
+}
+
+std::vector<int64_t> out_shape(const std::vector<int64_t>& x, int64_t channels, const Window& w) {
+  std::vector<int64_t> s{x[0], channels};
+  for (int d = 3 - w.dims; d < 3; ++d) s.push_back(w.out[d]);
+  return s;
+}
+
+// --- Conv: im2row per block of output positions, then one GEMM against the filters.
+void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  const Tensor& wt = need(n, in, 1);
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  need_float(n, x);
+  need_float(n, wt);
+  if (x.rank() < 3 || wt.rank() != x.rank()) n.fail("input and weight ranks differ or are below 3");
+  const int64_t group = n.get_int("group", 1);
+  const int64_t C = x.shape()[1], M = wt.shape()[0];
+  if (group < 1 || C % group || M % group || wt.shape()[1] * group != C)
+    n.fail("channels " + std::to_string(C) + " and weight " + wt.shape_string() + " do not match group " + std::to_string(group));
+  if (bias && (bias->dtype() != DataType::Float || bias->size() != M)) n.fail("bias must hold one float per output channel");
+  std::vector<int64_t> kshape(wt.shape().begin() + 2, wt.shape().end());
+  auto kattr = n.get_ints("kernel_shape");
+  if (!kattr.empty() && kattr != kshape) n.fail("kernel_shape differs from the weight's shape");
+  Window w = window_of(n, x.shape(), kshape, false);
+  out[0]->resize(DataType::Float, out_shape(x.shape(), M, w));
+  const int64_t N = x.shape()[0], Cg = C / group, Mg = M / group;
+  const int64_t K = Cg * w.kernel[0] * w.kernel[1] * w.kernel[2];
+  const int64_t P = w.out[0] * w.out[1] * w.out[2], HWin = w.in[0] * w.in[1] * w.in[2];
+  const float* px = x.data<float>();
+  const float* pw = wt.data<float>();
+  float* py = out[0]->data<float>();
+  const auto& kt = kernels::active();
+  constexpr int64_t kBlock = 64;  // output positions per task
+  const int64_t blocks = (P + kBlock - 1) / kBlock;
+  std::vector<std::vector<float>> scratch(ctx.pool ? ctx.pool->size() : 1);
+  auto task = [&](int64_t t, int thread) {
+    const int64_t ng = t / blocks, p0 = (t % blocks) * kBlock, pn = std::min(kBlock, P - p0);
+    const int64_t b = ng / group, g = ng % group;
+    auto& col = scratch[thread];
+    col.resize(static_cast<size_t>(kBlock * K));
+    const float* xg = px + (b * C + g * Cg) * HWin;
+    for (int64_t i = 0; i < pn; ++i) {
+      int64_t p = p0 + i;
+      const int64_t od = p / (w.out[1] * w.out[2]), oh = (p / w.out[2]) % w.out[1], ow = p % w.out[2];
+      float* row = col.data() + i * K;
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+          const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+          for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+            const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+            const bool inside = id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1];
+            const float* src = xg + (c * w.in[0] + id) * w.in[1] * w.in[2] + ih * w.in[2];
+            for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+              const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+              *row++ = inside && iw >= 0 && iw < w.in[2] ? src[iw] : 0.0f;
+            }
+          }
+        }
+    }
+    float* yg = py + (b * M + g * Mg) * P + p0;
+    kt.gemm_f32(col.data(), pn, pw + g * Mg * K, Mg, K, yg, P);
+    if (bias)
+      for (int64_t m = 0; m < Mg; ++m) {
+        const float bv = bias->data<float>()[g * Mg + m];
+        for (int64_t i = 0; i < pn; ++i) yg[m * P + i] += bv;
+      }
+  };
+  const int64_t tasks = N * group * blocks;
+  if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
+  else
+    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+}
+
+// --- ConvTranspose: scatter each input position's products (the reference form).
+void run_conv_transpose(const Node& n, In in, Out out, OpContext&) {
+  const Tensor& x = need(n, in, 0);
+  const Tensor& wt = need(n, in, 1);
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  need_float(n, x);
+  need_float(n, wt);
+  const int dims = x.rank() - 2;
+  if (dims < 1 || dims > 3 || wt.rank() != x.rank()) n.fail("only 1 to 3 spatial dimensions are supported");
+  const int64_t group = n.get_int("group", 1);
+  const int64_t C = x.shape()[1];
+  if (group < 1 || C % group || wt.shape()[0] != C) n.fail("weight does not match the input channels");
+  const int64_t Mg = wt.shape()[1], M = Mg * group, Cg = C / group;
+  if (bias && (bias->dtype() != DataType::Float || bias->size() != M)) n.fail("bias must hold one float per output channel");
+  auto strides = n.get_ints("strides", std::vector<int64_t>(dims, 1));
+  auto dilations = n.get_ints("dilations", std::vector<int64_t>(dims, 1));
+  auto pads = n.get_ints("pads", std::vector<int64_t>(2 * dims, 0));
+  auto out_pad = n.get_ints("output_padding", std::vector<int64_t>(dims, 0));
+  auto out_shape_attr = n.get_ints("output_shape");
+  std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  if (static_cast<int>(strides.size()) != dims || static_cast<int>(dilations.size()) != dims ||
+      static_cast<int>(pads.size()) != 2 * dims || static_cast<int>(out_pad.size()) != dims)
+    n.fail("attributes do not match the input's rank");
+  int64_t in_s[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, o_s[3] = {1, 1, 1};
+  const int o = 3 - dims;
+  for (int d = 0; d < dims; ++d) {
+    in_s[o + d] = x.shape()[2 + d];
+    k[o + d] = wt.shape()[2 + d];
+    s[o + d] = strides[d];
+    dl[o + d] = dilations[d];
+    if (s[o + d] < 1 || dl[o + d] < 1) n.fail("strides and dilations must be positive");
+    const int64_t full = s[o + d] * (in_s[o + d] - 1) + out_pad[d] + (k[o + d] - 1) * dl[o + d] + 1;
+    int64_t target;
+    if (!out_shape_attr.empty()) {
+      if (static_cast<int>(out_shape_attr.size()) < dims) n.fail("output_shape too short");
+      target = out_shape_attr[out_shape_attr.size() - dims + d];
+      const int64_t total = full - target;
+      pb[o + d] = (auto_pad == "SAME_LOWER") ? total - total / 2 : total / 2;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      target = in_s[o + d] * s[o + d];
+      const int64_t total = std::max<int64_t>(0, full - target);
+      pb[o + d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else {
+      pb[o + d] = pads[d];
+      target = full - pads[d] - pads[d + dims];
+    }
+    if (target < 0) n.fail("negative output size");
+    o_s[o + d] = target;
+  }
+  std::vector<int64_t> shape{x.shape()[0], M};
+  for (int d = o; d < 3; ++d) shape.push_back(o_s[d]);
+  Tensor y(DataType::Float, shape);
+  float* py = y.data<float>();
+  const float* px = x.data<float>();
+  const float* pw = wt.data<float>();
+  const int64_t N = x.shape()[0], IN = in_s[0] * in_s[1] * in_s[2], ON = o_s[0] * o_s[1] * o_s[2], KN = k[0] * k[1] * k[2];
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t i = 0; i < IN; ++i) {
+          const float v = px[(b * C + g * Cg + c) * IN + i];
+          const int64_t id = i / (in_s[1] * in_s[2]), ih = (i / in_s[2]) % in_s[1], iw = i % in_s[2];
+          for (int64_t m = 0; m < Mg; ++m) {
+            const float* kw_ = pw + ((g * Cg + c) * Mg + m) * KN;
+            float* yo = py + (b * M + g * Mg + m) * ON;
+            for (int64_t kd = 0; kd < k[0]; ++kd) {
+              const int64_t od = id * s[0] + kd * dl[0] - pb[0];
+              if (od < 0 || od >= o_s[0]) continue;
+              for (int64_t kh = 0; kh < k[1]; ++kh) {
+                const int64_t oh = ih * s[1] + kh * dl[1] - pb[1];
+                if (oh < 0 || oh >= o_s[1]) continue;
+                for (int64_t kx = 0; kx < k[2]; ++kx) {
+                  const int64_t ow = iw * s[2] + kx * dl[2] - pb[2];
+                  if (ow < 0 || ow >= o_s[2]) continue;
+                  yo[(od * o_s[1] + oh) * o_s[2] + ow] += v * kw_[(kd * k[1] + kh) * k[2] + kx];
+                }
+              }
+            }
+          }
+        }
+  if (bias)
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t i = 0; i < ON; ++i) py[(b * M + m) * ON + i] += bias->data<float>()[m];
+  *out[0] = std::move(y);
+}
+
+// --- Pooling
+template <bool kMax>
+void run_pool(const Node& n, In in, Out out, OpContext&) {
+  const Tensor& x = need(n, in, 0);
+  need_float(n, x);
+  if (out.size() > 1 && out[1]) n.fail("the Indices output is not supported");
+  Window w = window_of(n, x.shape(), n.get_ints("kernel_shape"), n.get_int("ceil_mode", 0) != 0);
+  const bool count_pad = n.get_int("count_include_pad", 0) != 0;
+  const int64_t NC = x.shape()[0] * x.shape()[1], IN = w.in[0] * w.in[1] * w.in[2];
+  out[0]->resize(DataType::Float, out_shape(x.shape(), x.shape()[1], w));
+  const float* px = x.data<float>();
+  float* py = out[0]->data<float>();
+  for (int64_t c = 0; c < NC; ++c) {
+    const float* src = px + c * IN;
+    for (int64_t od = 0; od < w.out[0]; ++od)
+      for (int64_t oh = 0; oh < w.out[1]; ++oh)
+        for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+          float acc = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+          int64_t count = 0, padded = 0;
+          for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+            const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+            for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+              const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+              for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+                const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+                // Padding counts only where it lies inside the padded extent (not ceil_mode's overhang).
+                const bool in_pad = id >= -w.pad_begin[0] && id < w.in[0] + w.pad_end[0] && ih >= -w.pad_begin[1] &&
+                                    ih < w.in[1] + w.pad_end[1] && iw >= -w.pad_begin[2] && iw < w.in[2] + w.pad_end[2];
+                padded += in_pad;
+                if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1] || iw < 0 || iw >= w.in[2]) continue;
+                const float v = src[(id * w.in[1] + ih) * w.in[2] + iw];
+                if (kMax) acc = std::max(acc, v);
+                else acc += v;
+                ++count;
+              }
+            }
+          }
+          if (!kMax) acc = (count_pad ? padded : count) ? acc / static_cast<float>(count_pad ? padded : count) : 0.0f;
+          *py++ = acc;
+        }
+  }
+}
+
+template <bool kMax>
+void run_global_pool(const Node& n, In in, Out out, OpContext&) {
+  const Tensor& x = need(n, in, 0);
+  need_float(n, x);
+  if (x.rank() < 3) n.fail("expects N x C x spatial");
+  std::vector<int64_t> shape{x.shape()[0], x.shape()[1]};
+  int64_t S = 1;
+  for (int d = 2; d < x.rank(); ++d) {
+    shape.push_back(1);
+    S *= x.shape()[d];
+  }
+  out[0]->resize(DataType::Float, shape);
+  for (int64_t c = 0; c < shape[0] * shape[1]; ++c) {
+    const float* src = x.data<float>() + c * S;
+    float acc = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int64_t i = 0; i < S; ++i) acc = kMax ? std::max(acc, src[i]) : acc + src[i];
+    out[0]->data<float>()[c] = kMax ? acc : acc / static_cast<float>(S);
+  }
+}
+
+void run_batch_norm(const Node& n, In in, Out out, OpContext&) {
+  const Tensor& x = need(n, in, 0);
+  need_float(n, x);
+  if (x.rank() < 2) n.fail("expects N x C x ...");
+  const int64_t C = x.shape()[1];
+  const float* p[4];
+  for (int i = 0; i < 4; ++i) {
+    const Tensor& t = need(n, in, 1 + i);
+    need_float(n, t);
+    if (t.size() != C) n.fail("scale, bias, mean and var must hold one value per channel");
+    p[i] = t.data<float>();
+  }
+  if (n.get_int("training_mode", 0)) n.fail("training_mode is not supported");
+  const float eps = n.get_float("epsilon", 1e-5f);
+  int64_t S = 1;
+  for (int d = 2; d < x.rank(); ++d) S *= x.shape()[d];
+  out[0]->resize(DataType::Float, x.shape());
+  for (int64_t b = 0; b < x.shape()[0]; ++b)
+    for (int64_t c = 0; c < C; ++c) {
+      const float a = p[0][c] / std::sqrt(p[3][c] + eps), sh = p[1][c] - p[2][c] * a;
+      const float* src = x.data<float>() + (b * C + c) * S;
+      float* dst = out[0]->data<float>() + (b * C + c) * S;
+      for (int64_t i = 0; i < S; ++i) dst[i] = src[i] * a + sh;
+    }
+}
+
+void run_instance_norm(const Node& n, In in, Out out, OpContext&) {
+  const Tensor& x = need(n, in, 0);
+  const Tensor& scale = need(n, in, 1);
+  const Tensor& bias = need(n, in, 2);
+  need_float(n, x);
+  if (x.rank() < 3) n.fail("expects N x C x spatial");
+  const int64_t C = x.shape()[1];
+  if (scale.size() != C || bias.size() != C) n.fail("scale and bias must hold one value per channel");
+  const float eps = n.get_float("epsilon", 1e-5f);
+  int64_t S = 1;
+  for (int d = 2; d < x.rank(); ++d) S *= x.shape()[d];
+  out[0]->resize(DataType::Float, x.shape());
+  for (int64_t b = 0; b < x.shape()[0]; ++b)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* src = x.data<float>() + (b * C + c) * S;
+      float* dst = out[0]->data<float>() + (b * C + c) * S;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < S; ++i) mean += src[i];
+      mean /= static_cast<double>(S);
+      for (int64_t i = 0; i < S; ++i) var += (src[i] - mean) * (src[i] - mean);
+      var /= static_cast<double>(S);
+      const float a = scale.data<float>()[c] / static_cast<float>(std::sqrt(var + eps));
+      for (int64_t i = 0; i < S; ++i) dst[i] = static_cast<float>(src[i] - mean) * a + bias.data<float>()[c];
+    }
+}
+
+// rows x cols row-major -> cols x rows.
+std::vector<float> transposed(const float* a, int64_t rows, int64_t cols) {
+  std::vector<float> t(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = a[r * cols + c];
+  return t;
+}
+
+// y (m x n) = a (m x k, rows) . bt (n x k, rows), split over the pool by rows of a.
+void gemm_rows(const float* a, int64_t m, const float* bt, int64_t nn, int64_t k, float* y, OpContext& ctx) {
+  const auto& kt = kernels::active();
+  constexpr int64_t kRows = 16;
+  const int64_t tasks = (m + kRows - 1) / kRows;
+  auto task = [&](int64_t t, int) {
+    const int64_t r0 = t * kRows, rn = std::min(kRows, m - r0);
+    kt.gemm_f32(bt, nn, a + r0 * k, rn, k, y + r0 * nn, nn);
+  };
+  if (ctx.pool && tasks > 1 && m * nn * k > 65536) ctx.pool->parallel_for(tasks, task);
+  else
+    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+}
+
+template <class T>
+void matmul_plain(const T* a, const T* b, T* y, int64_t m, int64_t k, int64_t nn) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < nn; ++j) {
+      T acc = 0;
+      for (int64_t l = 0; l < k; ++l) acc += a[i * k + l] * b[l * nn + j];
+      y[i * nn + j] = acc;
+    }
+}
+
+void run_matmul(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& a = need(n, in, 0);
+  const Tensor& b = need(n, in, 1);
+  if (a.dtype() != b.dtype()) n.fail("inputs of different element types");
+  if (a.rank() == 0 || b.rank() == 0) n.fail("scalar inputs");
+  std::vector<int64_t> as = a.shape(), bs = b.shape();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), nn = bs.back();
+  if (bs[bs.size() - 2] != k) n.fail("inner dimensions differ: " + a.shape_string() + " x " + b.shape_string());
+  std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  size_t br = std::max(ab.size(), bb.size());
+  std::vector<int64_t> batch(br, 1);
+  ab.insert(ab.begin(), br - ab.size(), 1);
+  bb.insert(bb.begin(), br - bb.size(), 1);
+  for (size_t i = 0; i < br; ++i) {
+    if (ab[i] != bb[i] && ab[i] != 1 && bb[i] != 1) n.fail("batch dimensions cannot be broadcast");
+    batch[i] = std::max(ab[i], bb[i]);
+  }
+  std::vector<int64_t> shape = batch;
+  if (!a_vec) shape.push_back(m);
+  if (!b_vec) shape.push_back(nn);
+  Tensor y;
+  y.resize(a.dtype(), shape);
+  int64_t nb = 1;
+  for (int64_t d : batch) nb *= d;
+  auto offsets = [&](int64_t i, int64_t& oa, int64_t& ob) {
+    oa = ob = 0;
+    int64_t sa = 1, sb = 1, rem = i;
+    for (size_t d = br; d-- > 0;) {
+      int64_t idx = rem % batch[d];
+      rem /= batch[d];
+      oa += (ab[d] == 1 ? 0 : idx) * sa;
+      ob += (bb[d] == 1 ? 0 : idx) * sb;
+      sa *= ab[d];
+      sb *= bb[d];
+    }
+  };
+  auto generic = [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < nb; ++i) {
+      int64_t oa, ob;
+      offsets(i, oa, ob);
+      matmul_plain(a.data<T>() + oa * m * k, b.data<T>() + ob * k * nn, y.data<T>() + i * m * nn, m, k, nn);
+    }
+  };
+  switch (a.dtype()) {
+    case DataType::Float:
+      for (int64_t i = 0; i < nb; ++i) {
+        int64_t oa, ob;
+        offsets(i, oa, ob);
+        std::vector<float> bt = transposed(b.data<float>() + ob * k * nn, k, nn);
+        gemm_rows(a.data<float>() + oa * m * k, m, bt.data(), nn, k, y.data<float>() + i * m * nn, ctx);
+      }
+      break;
+    case DataType::Double: generic(double{}); break;
+    case DataType::Int32: generic(int32_t{}); break;
+    case DataType::Int64: generic(int64_t{}); break;
+    default: n.fail(std::string("element type ") + dtype_name(a.dtype()) + " is not supported");
+  }
+  *out[0] = std::move(y);
+}
+
+void run_gemm(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& a = need(n, in, 0);
+  const Tensor& b = need(n, in, 1);
+  const Tensor* c = in.size() > 2 ? in[2] : nullptr;
+  need_float(n, a);
+  need_float(n, b);
+  if (a.rank() != 2 || b.rank() != 2) n.fail("A and B must be matrices");
+  const bool ta = n.get_int("transA", 0), tb = n.get_int("transB", 0);
+  const float alpha = n.get_float("alpha", 1), beta = n.get_float("beta", 1);
+  const int64_t m = ta ? a.shape()[1] : a.shape()[0], k = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t kb = tb ? b.shape()[1] : b.shape()[0], nn = tb ? b.shape()[0] : b.shape()[1];
+  if (k != kb) n.fail("inner dimensions differ: " + a.shape_string() + " x " + b.shape_string());
+  std::vector<float> at, bt;
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  if (ta) { at = transposed(pa, k, m); pa = at.data(); }
+  if (!tb) { bt = transposed(pb, k, nn); pb = bt.data(); }
+  Tensor y(DataType::Float, {m, nn});
+  gemm_rows(pa, m, pb, nn, k, y.data<float>(), ctx);
+  float* py = y.data<float>();
+  for (int64_t i = 0; i < m * nn; ++i) py[i] *= alpha;
+  if (c && beta != 0) {
+    need_float(n, *c);
+    const auto& cs = c->shape();
+    if (cs.size() > 2) n.fail("C has rank above 2");
+    int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
+    if ((cm != 1 && cm != m) || (cn != 1 && cn != nn)) n.fail("C cannot be broadcast to the output");
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < nn; ++j) py[i * nn + j] += beta * c->data<float>()[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+  }
+  *out[0] = std::move(y);
+}
+
+// Softmax / LogSoftmax / Hardmax: along one axis (opset >= 13), or over the flattened
+// dimensions from the axis on (earlier opsets).
+template <int kKind>  // 0 softmax, 1 log-softmax, 2 hardmax
+void run_softmax(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  need_float(n, x);
+  const int r = x.rank();
+  int64_t axis = normalize_axis(n, n.get_int("axis", ctx.opset >= 13 ? -1 : 1), std::max(r, 1));
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int d = 0; d < r; ++d) {
+    if (d < axis) outer *= x.shape()[d];
+    else if (d == axis || ctx.opset < 13) len *= x.shape()[d];
+    else inner *= x.shape()[d];
+  }
+  out[0]->resize(DataType::Float, x.shape());
+  const float* px = x.data<float>();
+  float* py = out[0]->data<float>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float* s = px + o * len * inner + i;
+      float* d = py + o * len * inner + i;
+      float mx = -std::numeric_limits<float>::infinity();
+      int64_t arg = 0;
+      for (int64_t j = 0; j < len; ++j)
+        if (s[j * inner] > mx) { mx = s[j * inner]; arg = j; }
+      if (kKind == 2) {
+        for (int64_t j = 0; j < len; ++j) d[j * inner] = j == arg ? 1.0f : 0.0f;
+        continue;
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j) sum += std::exp(static_cast<double>(s[j * inner] - mx));
+      for (int64_t j = 0; j < len; ++j) {
+        if (kKind == 0) d[j * inner] = static_cast<float>(std::exp(static_cast<double>(s[j * inner] - mx)) / sum);
+        else d[j * inner] = static_cast<float>(s[j * inner] - mx - std::log(sum));
+      }
+    }
+}
+
+void run_layer_norm(const Node& n, In in, Out out, OpContext&) {
+  const Tensor& x = need(n, in, 0);
+  const Tensor& scale = need(n, in, 1);
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  need_float(n, x);
+  need_float(n, scale);
+  const int r = x.rank();
+  int64_t axis = normalize_axis(n, n.get_int("axis", -1), r);
+  int64_t outer = 1, len = 1;
+  for (int d = 0; d < r; ++d) (d < axis ? outer : len) *= x.shape()[d];
+  // scale and bias broadcast to the normalized dimensions.
+  auto expand = [&](const Tensor& t) {
+    std::vector<float> v(len);
+    std::vector<int64_t> tail(x.shape().begin() + axis, x.shape().end());
+    auto ts = t.shape();
+    if (ts.size() > tail.size()) n.fail("scale or bias has a higher rank than the normalized dimensions");
+    ts.insert(ts.begin(), tail.size() - ts.size(), 1);
+    for (size_t d = 0; d < tail.size(); ++d)
+      if (ts[d] != 1 && ts[d] != tail[d]) n.fail("scale or bias does not broadcast to the normalized dimensions");
+    for (int64_t i = 0; i < len; ++i) {
+      int64_t rem = i, off = 0, st = 1;
+      std::vector<int64_t> idx(tail.size());
+      for (size_t d = tail.size(); d-- > 0;) { idx[d] = rem % tail[d]; rem /= tail[d]; }
+      for (size_t d = tail.size(); d-- > 0;) { off += (ts[d] == 1 ? 0 : idx[d]) * st; st *= ts[d]; }
+      v[i] = t.data<float>()[off];
+    }
+    return v;
+  };
+  std::vector<float> g = expand(scale), b = bias ? expand(*bias) : std::vector<float>(len, 0.0f);
+  const float eps = n.get_float("epsilon", 1e-5f);
+  out[0]->resize(DataType::Float, x.shape());
+  std::vector<int64_t> stat_shape(x.shape().begin(), x.shape().begin() + axis);
+  stat_shape.insert(stat_shape.end(), r - axis, 1);
+  if (out.size() > 1 && out[1]) out[1]->resize(DataType::Float, stat_shape);
+  if (out.size() > 2 && out[2]) out[2]->resize(DataType::Float, stat_shape);
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* s = x.data<float>() + o * len;
+    float* d = out[0]->data<float>() + o * len;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < len; ++i) mean += s[i];
+    mean /= static_cast<double>(len);
+    for (int64_t i = 0; i < len; ++i) var += (s[i] - mean) * (s[i] - mean);
+    var /= static_cast<double>(len);
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < len; ++i) d[i] = static_cast<float>((s[i] - mean) * inv) * g[i] + b[i];
+    if (out.size() > 1 && out[1]) out[1]->data<float>()[o] = static_cast<float>(mean);
+    if (out.size() > 2 && out[2]) out[2]->data<float>()[o] = static_cast<float>(inv);
+  }
+}
+
+// Resize: nearest and linear (any number of resized dimensions), the usual coordinate modes.
+void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  need_float(n, x);
+  const int r = x.rank();
+  std::vector<float> scales;
+  std::vector<int64_t> sizes;
+  const Tensor* scale_t = ctx.opset < 11 ? (in.size() > 1 ? in[1] : nullptr) : (in.size() > 2 ? in[2] : nullptr);
+  const Tensor* size_t_ = ctx.opset >= 11 && in.size() > 3 ? in[3] : nullptr;
+  if (scale_t && scale_t->size() > 0) {
+    need_float(n, *scale_t);
+    scales.assign(scale_t->data<float>(), scale_t->data<float>() + scale_t->size());
+  }
+  if (size_t_ && size_t_->size() > 0) sizes = read_ints(n, *size_t_);
+  if (!n.get_ints("axes").empty()) n.fail("the axes attribute is not supported");
+  if (n.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") n.fail("keep_aspect_ratio_policy is not supported");
+  if (n.get_int("antialias", 0)) n.fail("antialias is not supported");
+  std::vector<int64_t> shape(r);
+  if (!sizes.empty()) {
+    if (static_cast<int>(sizes.size()) != r) n.fail("sizes must have one value per dimension");
+    shape = sizes;
+    scales.resize(r);
+    for (int d = 0; d < r; ++d) scales[d] = static_cast<float>(shape[d]) / static_cast<float>(x.shape()[d]);
+  } else {
+    if (static_cast<int>(scales.size()) != r) n.fail("scales must have one value per dimension");
+    for (int d = 0; d < r; ++d) {
+      if (!(scales[d] > 0)) n.fail("scales must be positive");
+      shape[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[d]) * scales[d]));
+    }
+  }
+  std::string mode = n.get_string("mode", "nearest");
+  std::string ctm = n.get_string("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = n.get_string("nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") n.fail("mode '" + mode + "' is not supported");
+  if (ctm == "tf_crop_and_resize") n.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (ctx.opset < 11) ctm = "asymmetric";
+  // Per dimension and output index: the source coordinate.
+  auto source = [&](int d, int64_t o) -> double {
+    const double s = scales[d], in_len = static_cast<double>(x.shape()[d]), out_len = static_cast<double>(shape[d]);
+    if (ctm == "half_pixel") return (o + 0.5) / s - 0.5;
+    if (ctm == "pytorch_half_pixel") return out_len > 1 ? (o + 0.5) / s - 0.5 : 0.0;
+    if (ctm == "align_corners") return out_len > 1 ? o * (in_len - 1) / (in_len * s - 1) : 0.0;
+    if (ctm == "asymmetric") return o / s;
+    if (ctm == "half_pixel_symmetric") {
+      const double adj = out_len / (s * in_len), center = in_len / 2;
+      return center * (1 - adj) + (o + 0.5) / s - 0.5;
+    }
+    n.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
+  };
+  struct Tap { int64_t i0, i1; double w; };
+  std::vector<std::vector<Tap>> taps(r);
+  for (int d = 0; d < r; ++d) {
+    const int64_t len = x.shape()[d];
+    if (len == 0 && shape[d] > 0) n.fail("cannot resize an empty dimension");
+    for (int64_t o = 0; o < shape[d]; ++o) {
+      double c = source(d, o);
+      if (mode == "nearest") {
+        double f;
+        if (nearest == "floor") f = std::floor(c);
+        else if (nearest == "ceil") f = std::ceil(c);
+        else if (nearest == "round_prefer_ceil") f = std::floor(c + 0.5);
+        else if (nearest == "round_prefer_floor") f = (c - std::floor(c) == 0.5) ? std::floor(c) : std::round(c);
+        else n.fail("nearest_mode '" + nearest + "' is not supported");
+        int64_t i = std::clamp<int64_t>(static_cast<int64_t>(f), 0, len - 1);
+        taps[d].push_back({i, i, 0});
+      } else {
+        c = std::clamp(c, 0.0, static_cast<double>(len - 1));
+        int64_t i0 = static_cast<int64_t>(std::floor(c));
+        int64_t i1 = std::min(i0 + 1, len - 1);
+        taps[d].push_back({i0, i1, c - static_cast<double>(i0)});
+      }
+    }
+  }
+  Tensor y;
+  y.resize(DataType::Float, shape);
+  auto xs = strides_of(x.shape());
+  std::vector<int64_t> idx(r, 0);
+  const float* px = x.data<float>();
+  for (int64_t i = 0; i < y.size(); ++i) {
+    // Sum over the 2^r corners (dimensions whose taps coincide contribute once).
+    double acc = 0;
+    const int corners = mode == "linear" ? (1 << r) : 1;
+    for (int cmask = 0; cmask < corners; ++cmask) {
+      double w = 1;
+      int64_t off = 0;
+      bool skip = false;
+      for (int d = 0; d < r; ++d) {
+        const Tap& t = taps[d][idx[d]];
+        const bool hi = (cmask >> d) & 1;
+        if (hi && t.w == 0) { skip = true; break; }
+        w *= hi ? t.w : 1 - t.w;
+        off += (hi ? t.i1 : t.i0) * xs[d];
+      }
+      if (!skip) acc += w * px[off];
+    }
+    y.data<float>()[i] = static_cast<float>(acc);
+    for (int d = r - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  *out[0] = std::move(y);
+}
+
+}  // namespace
+
+void register_nn_ops(const OpRegistrar& r) {
+  r.add("Conv", run_conv);
+  r.add("ConvTranspose", run_conv_transpose);
+  r.add("MaxPool", run_pool<true>);
+  r.add("AveragePool", run_pool<false>);
+  r.add("GlobalAveragePool", run_global_pool<false>);
+  r.add("GlobalMaxPool", run_global_pool<true>);
+  r.add("BatchNormalization", run_batch_norm);
+  r.add("InstanceNormalization", run_instance_norm);
+  r.add("MatMul", run_matmul);
+  r.add("Gemm", run_gemm);
+  r.add("Softmax", run_softmax<0>);
+  r.add("LogSoftmax", run_softmax<1>);
+  r.add("Hardmax", run_softmax<2>);
+  r.add("LayerNormalization", run_layer_norm);
+  r.add("Resize", run_resize);
+}
+
+}  // namespace minnow::onnx

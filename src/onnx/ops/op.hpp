@@ -1,0 +1,42 @@
+// The operator interface of the ONNX runtime: one function per operator type that checks
+// its inputs, sizes its outputs (Tensor::resize keeps buffers between runs) and computes.
+#pragma once
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "onnx/graph.hpp"
+
+namespace minnow {
+class ThreadPool;
+}
+
+namespace minnow::onnx {
+
+struct OpContext {
+  ThreadPool* pool = nullptr;
+  int64_t opset = 0;
+};
+
+// in[i] is nullptr for an omitted optional input; out[i] for an omitted output.
+using OpFn = void (*)(const Node& node, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext& ctx);
+
+OpFn find_op(std::string_view op_type);  // nullptr when minnow lacks it
+std::vector<std::string_view> supported_ops();  // sorted
+
+// Each ops/*.cpp file adds its operators.
+struct OpRegistrar {
+  void (*add)(std::string_view name, OpFn fn);
+};
+void register_elementwise_ops(const OpRegistrar& r);
+void register_shape_ops(const OpRegistrar& r);
+void register_nn_ops(const OpRegistrar& r);
+void register_reduce_ops(const OpRegistrar& r);
+
+// Helpers shared by the operator files.
+const Tensor& need(const Node& n, std::span<const Tensor* const> in, size_t i);  // a required input
+int64_t normalize_axis(const Node& n, int64_t axis, int rank);  // -rank..rank-1 -> 0..rank-1
+std::vector<int64_t> read_ints(const Node& n, const Tensor& t);  // an int32/int64 tensor's values
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
+
+}  // namespace minnow::onnx

@@ -1,0 +1,141 @@
+// Interpreter (a parsed, checked graph) and Session (an optimized copy bound to input
+// shapes, with a value table that keeps every tensor's buffer between runs).
+#include <chrono>
+
+#include "base/error.hpp"
+#include "base/mapped_file.hpp"
+#include "base/thread_pool.hpp"
+#include "minnow/onnx.hpp"
+#include "onnx/graph.hpp"
+#include "onnx/ops/op.hpp"
+#include "onnx/optimize.hpp"
+
+namespace minnow::onnx {
+
+struct Session::Impl {
+  Graph g;
+  std::vector<Tensor> values;            // by value id (constants excepted)
+  std::vector<const Tensor*> readable;   // by value id: the constant or &values[id]
+  std::vector<std::vector<const Tensor*>> node_in;
+  std::vector<std::vector<Tensor*>> node_out;
+  std::unique_ptr<ThreadPool> pool;
+  OpContext ctx;
+  bool profile = false;
+  std::vector<NodeTime> times;
+  int runs = 0;
+};
+
+Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)) {}
+Interpreter::~Interpreter() = default;
+
+std::unique_ptr<Interpreter> Interpreter::load(const std::string& path) {
+  MappedFile file(path);
+  return from_bytes(file.bytes());
+}
+
+std::unique_ptr<Interpreter> Interpreter::from_bytes(std::span<const uint8_t> model) {
+  return std::unique_ptr<Interpreter>(new Interpreter(std::make_shared<const Graph>(parse_model(model))));
+}
+
+const std::vector<IoInfo>& Interpreter::inputs() const { return graph_->inputs; }
+const std::vector<IoInfo>& Interpreter::outputs() const { return graph_->outputs; }
+int64_t Interpreter::opset() const { return graph_->opset; }
+size_t Interpreter::node_count() const { return graph_->nodes.size(); }
+
+std::unique_ptr<Session> Interpreter::create_session(const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                                     const SessionOptions& options) const {
+  auto impl = std::make_unique<Session::Impl>();
+  impl->g = *graph_;
+  Graph& g = impl->g;
+  for (auto& [name, shape] : input_shapes) {
+    bool found = false;
+    for (auto& in : g.inputs) found = found || in.name == name;
+    if (!found) throw Error("onnx: the model has no input named '" + name + "'");
+  }
+  impl->values.resize(g.names.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const IoInfo& in = g.inputs[i];
+    std::vector<int64_t> shape = in.shape;
+    if (auto it = input_shapes.find(in.name); it != input_shapes.end()) {
+      if (!shape.empty() && it->second.size() != shape.size())
+        throw Error("onnx: input '" + in.name + "' has rank " + std::to_string(shape.size()) + ", not " +
+                    std::to_string(it->second.size()));
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] >= 0 && shape[d] != it->second[d])
+          throw Error("onnx: input '" + in.name + "' has dimension " + std::to_string(d) + " fixed at " +
+                      std::to_string(shape[d]));
+      shape = it->second;
+    }
+    for (int64_t d : shape)
+      if (d < 0) throw Error("onnx: input '" + in.name + "' has a symbolic dimension: give its shape");
+    impl->values[g.input_ids[i]] = Tensor(in.dtype, shape);
+  }
+  impl->ctx.opset = g.opset;
+  if (options.optimize) optimize_graph(g, g.opset);
+  impl->values.resize(g.names.size());
+  impl->readable.resize(g.names.size());
+  for (size_t id = 0; id < g.names.size(); ++id) {
+    auto c = g.constants.find(static_cast<int>(id));
+    impl->readable[id] = c != g.constants.end() ? c->second.get() : &impl->values[id];
+  }
+  for (auto& n : g.nodes) {
+    std::vector<const Tensor*> in;
+    for (int id : n.inputs) in.push_back(id < 0 ? nullptr : impl->readable[id]);
+    std::vector<Tensor*> out;
+    for (int id : n.outputs) out.push_back(id < 0 ? nullptr : &impl->values[id]);
+    impl->node_in.push_back(std::move(in));
+    impl->node_out.push_back(std::move(out));
+    impl->times.push_back({n.name, n.op_type, 0});
+  }
+  impl->pool = std::make_unique<ThreadPool>(options.n_threads);
+  impl->ctx.pool = impl->pool.get();
+  impl->profile = options.profile;
+  return std::make_unique<Session>(std::move(impl));
+}
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Tensor& Session::input(const std::string& name) {
+  for (size_t i = 0; i < impl_->g.inputs.size(); ++i)
+    if (impl_->g.inputs[i].name == name) return impl_->values[impl_->g.input_ids[i]];
+  throw Error("onnx: the model has no input named '" + name + "'");
+}
+
+void Session::run() {
+  Impl& s = *impl_;
+  for (size_t i = 0; i < s.g.inputs.size(); ++i)
+    if (s.values[s.g.input_ids[i]].dtype() != s.g.inputs[i].dtype)
+      throw Error("onnx: input '" + s.g.inputs[i].name + "' must be " + dtype_name(s.g.inputs[i].dtype));
+  for (size_t i = 0; i < s.g.nodes.size(); ++i) {
+    const Node& n = s.g.nodes[i];
+    auto t0 = std::chrono::steady_clock::now();
+    find_op(n.op_type)(n, s.node_in[i], s.node_out[i], s.ctx);
+    if (s.profile) s.times[i].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ++s.runs;
+}
+
+const Tensor& Session::output(const std::string& name) const {
+  for (size_t i = 0; i < impl_->g.outputs.size(); ++i)
+    if (impl_->g.outputs[i].name == name) return *impl_->readable[impl_->g.output_ids[i]];
+  throw Error("onnx: the model has no output named '" + name + "'");
+}
+
+std::vector<std::string> Session::input_names() const {
+  std::vector<std::string> v;
+  for (auto& in : impl_->g.inputs) v.push_back(in.name);
+  return v;
+}
+
+std::vector<std::string> Session::output_names() const {
+  std::vector<std::string> v;
+  for (auto& out : impl_->g.outputs) v.push_back(out.name);
+  return v;
+}
+
+size_t Session::node_count() const { return impl_->g.nodes.size(); }
+const std::vector<NodeTime>& Session::profile() const { return impl_->times; }
+int Session::runs() const { return impl_->runs; }
+
+}  // namespace minnow::onnx
