@@ -54,8 +54,7 @@ bool parse_type(std::span<const uint8_t> bytes, IoInfo& info) {
           int64_t v = -1;
           while (d.next()) {
             if (d.field() == 1) {
-              v = d.int64();
-              if (v < 0) d.fail("negative dimension");
+              v = std::max<int64_t>(d.int64(), -1);  // some exporters write -1 for "any"
             } else {
               d.skip();
             }
