@@ -53,6 +53,7 @@ void register_devices(CLI::App& app);
 void register_imatrix(CLI::App& app);
 void register_embed(CLI::App& app);
 void register_onnx(CLI::App& app);
+void register_ocr(CLI::App& app);
 void register_serve(CLI::App& app);  // in the minnow-serve executable
 // `minnow serve ...` runs the minnow-serve executable beside this one, so that the HTTP
 // and TLS libraries are loaded only by the server (the other commands stay lean in RSS).

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   minnow::cli::register_imatrix(app);
   minnow::cli::register_embed(app);
   minnow::cli::register_onnx(app);
+  minnow::cli::register_ocr(app);
   minnow::cli::register_serve_launcher(app);
   if (argc == 1) {  // a bare `minnow` teaches rather than complains
     std::cout << app.help();

@@ -47,6 +47,7 @@ class Graph {
   std::vector<int> input_ids, output_ids;
   std::unordered_map<int, std::shared_ptr<const onnx::Tensor>> constants;
   std::vector<Node> nodes;  // in topological order after parse_model
+  std::vector<std::pair<std::string, std::string>> metadata;  // the model's metadata_props
 
   int intern(const std::string& name);
   int find(const std::string& name) const;  // -1 when absent

@@ -280,6 +280,15 @@ Graph parse_model(std::span<const uint8_t> bytes) {
         else o.skip();
       }
       if (domain.empty() || domain == "ai.onnx") { g.opset = version; have_opset = true; }
+    } else if (r.field() == 14) {  // metadata_props
+      ProtoReader e(r.bytes(), "metadata entry");
+      std::string key, value;
+      while (e.next()) {
+        if (e.field() == 1) key = e.string();
+        else if (e.field() == 2) value = e.string();
+        else e.skip();
+      }
+      g.metadata.emplace_back(std::move(key), std::move(value));
     } else {
       r.skip();
     }

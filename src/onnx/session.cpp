@@ -41,6 +41,11 @@ const std::vector<IoInfo>& Interpreter::inputs() const { return graph_->inputs; 
 const std::vector<IoInfo>& Interpreter::outputs() const { return graph_->outputs; }
 int64_t Interpreter::opset() const { return graph_->opset; }
 size_t Interpreter::node_count() const { return graph_->nodes.size(); }
+std::string Interpreter::metadata(const std::string& key) const {
+  for (auto& [k, v] : graph_->metadata)
+    if (k == key) return v;
+  return "";
+}
 
 std::unique_ptr<Session> Interpreter::create_session(const std::map<std::string, std::vector<int64_t>>& input_shapes,
                                                      const SessionOptions& options) const {
