@@ -100,6 +100,7 @@ class MINNOW_API Interpreter {
   const std::vector<IoInfo>& outputs() const;
   int64_t opset() const;
   size_t node_count() const;
+  std::string metadata(const std::string& key) const;  // a metadata_props value, "" when absent
   // A session for these input shapes; inputs not named keep the model's shape, which must
   // then be fully static.
   std::unique_ptr<Session> create_session(const std::map<std::string, std::vector<int64_t>>& input_shapes = {},
