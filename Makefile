@@ -11,7 +11,8 @@ setup:
 	@scripts/setup
 
 models: setup
-	@scripts/fetch-models --gemma3 --minilm --qwen05
+	@scripts/fetch-models --gemma3 --minilm --qwen05 --ocr
+	@[ -f build/onnx-node/.complete ] || { .venv/bin/python tests/reference/gen_onnx_node_tests.py build/onnx-node && touch build/onnx-node/.complete; }
 
 build: setup
 	@cmake --preset release >/dev/null

@@ -57,7 +57,8 @@ class Graph {
 };
 
 // Parses a serialized ModelProto: the graph, its initializers and Constant nodes, sorted
-// topologically; throws on malformed data, cycles, undefined inputs and operators minnow lacks.
+// topologically; throws on malformed data, cycles and undefined inputs (operators are
+// checked by Interpreter::from_bytes).
 Graph parse_model(std::span<const uint8_t> bytes);
 // Parses a serialized TensorProto (initializers, the backend tests' .pb files).
 onnx::Tensor parse_tensor(std::span<const uint8_t> bytes, std::string* name = nullptr);

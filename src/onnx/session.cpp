@@ -34,7 +34,10 @@ std::unique_ptr<Interpreter> Interpreter::load(const std::string& path) {
 }
 
 std::unique_ptr<Interpreter> Interpreter::from_bytes(std::span<const uint8_t> model) {
-  return std::unique_ptr<Interpreter>(new Interpreter(std::make_shared<const Graph>(parse_model(model))));
+  auto graph = std::make_shared<Graph>(parse_model(model));
+  for (const Node& n : graph->nodes)
+    if (!find_op(n.op_type)) n.fail("operator " + n.op_type + " is not supported by minnow");
+  return std::unique_ptr<Interpreter>(new Interpreter(std::move(graph)));
 }
 
 const std::vector<IoInfo>& Interpreter::inputs() const { return graph_->inputs; }

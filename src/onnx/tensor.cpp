@@ -40,6 +40,7 @@ void Tensor::resize(DataType type, std::vector<int64_t> shape) {
     if (d && n > (int64_t{1} << 32) / d) throw Error("onnx: tensor of more than 2^32 elements");
     n *= d;
   }
+  if (static_cast<size_t>(n) * dtype_size(type) > (size_t{1} << 31)) throw Error("onnx: tensor of more than 2 GiB");
   type_ = type;
   shape_ = std::move(shape);
   size_ = n;
