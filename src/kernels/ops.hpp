@@ -20,6 +20,14 @@ using DotRowFn = float (*)(const void* row, const float* x, int64_t k);
 using GemmF32Fn = void (*)(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y,
                            int64_t ldy);
 using DotF32Fn = float (*)(const float* a, const float* b, int64_t n);
+// C[i * ldc + j] = clamp(sum over p < k of A[i * lda + p] * B[p * ldb + j] + bias[i], lo, hi)
+// for i < m, j < n (bias may be null): row-major A, B and C, B's rows along n (the layout of
+// convolution: filters x (im2col or channels x pixels) -> channels x pixels). Each output is
+// a fused multiply-add chain in p order, so every version agrees to rounding.
+using SgemmFn = void (*)(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m,
+                         int64_t n, int64_t k, const float* bias, float lo, float hi);
+void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
+               int64_t k, const float* bias, float lo, float hi);
 
 // Activations quantized on the fly for the decode kernels over packed weight rows
 // (kernels/packed.hpp), 32 values per block, with d * sum(q) for the formats that have a
@@ -57,6 +65,7 @@ struct KernelTable {
   const char* name;
   DotF32Fn dot_f32;
   GemmF32Fn gemm_f32;
+  SgemmFn sgemm;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
   DotRowFn f16;
   // Fused f32 kernels (dot_row) for these types when they are not packed (GGUF loading

@@ -232,18 +232,23 @@ onnx::Tensor parse_tensor(std::span<const uint8_t> bytes, std::string* name) {
     n *= d;
   }
   size_t es = dtype_size(dt);
-  onnx::Tensor t(dt, dims);
-  if (has_raw) {
-    if (raw.size() != static_cast<size_t>(n) * es)
-      r.fail("'" + tname + "' raw data holds " + std::to_string(raw.size()) + " bytes, its shape needs " +
-             std::to_string(n * static_cast<int64_t>(es)));
-    if (n) std::memcpy(t.raw(), raw.data(), raw.size());
-    return t;
-  }
   auto count = [&](size_t have) {
     if (have != static_cast<size_t>(n))
       r.fail("'" + tname + "' holds " + std::to_string(have) + " values, its shape needs " + std::to_string(n));
   };
+  // Sizes are checked before anything is allocated.
+  if (has_raw) {
+    if (raw.size() != static_cast<size_t>(n) * es)
+      r.fail("'" + tname + "' raw data holds " + std::to_string(raw.size()) + " bytes, its shape needs " +
+             std::to_string(n * static_cast<int64_t>(es)));
+  } else {
+    count(dt == DataType::Float ? floats.size() : dt == DataType::Double ? doubles.size() : int_data.size());
+  }
+  onnx::Tensor t(dt, dims);
+  if (has_raw) {
+    if (n) std::memcpy(t.raw(), raw.data(), raw.size());
+    return t;
+  }
   switch (dt) {
     case DataType::Float: count(floats.size()); std::copy(floats.begin(), floats.end(), t.data<float>()); break;
     case DataType::Double: count(doubles.size()); std::copy(doubles.begin(), doubles.end(), t.data<double>()); break;

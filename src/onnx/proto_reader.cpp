@@ -95,6 +95,7 @@ void ProtoReader::append_floats(std::vector<float>& out) {
     return;
   }
   auto s = bytes();
+  if (s.empty()) return;
   if (s.size() % 4) fail("packed floats not a multiple of 4 bytes");
   size_t n = out.size();
   out.resize(n + s.size() / 4);
@@ -107,6 +108,7 @@ void ProtoReader::append_doubles(std::vector<double>& out) {
     return;
   }
   auto s = bytes();
+  if (s.empty()) return;
   if (s.size() % 8) fail("packed doubles not a multiple of 8 bytes");
   size_t n = out.size();
   out.resize(n + s.size() / 8);

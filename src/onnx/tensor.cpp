@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.hpp"
@@ -44,7 +45,8 @@ void Tensor::resize(DataType type, std::vector<int64_t> shape) {
   type_ = type;
   shape_ = std::move(shape);
   size_ = n;
-  size_t words = (static_cast<size_t>(n) * dtype_size(type) + 7) / 8;
+  // At least one word, so data pointers are never null (memcpy of 0 bytes from null is UB).
+  size_t words = std::max<size_t>(1, (static_cast<size_t>(n) * dtype_size(type) + 7) / 8);
   if (buf_.size() < words) buf_.resize(words);
 }
 

@@ -284,6 +284,7 @@ const KernelTable& ref_kernels() {
   static const KernelTable t{.name = "scalar",
                              .dot_f32 = dot_f32_ref,
                              .gemm_f32 = gemm_f32_ref,
+                             .sgemm = sgemm_ref,
                              .f16 = nullptr,
                              .q5_0_row = nullptr,
                              .q5_1_row = nullptr,

@@ -53,35 +53,74 @@ void same_types(const Node& n, std::span<const Tensor* const> in) {
     if (t && t->dtype() != in[0]->dtype()) n.fail("inputs of different element types");
 }
 
-// out = op(a, b) with broadcasting; R is the result's element type.
+// out = op(a, b) with broadcasting; R is the result's element type. Large outputs are split
+// over the pool by slices of their first dimension longer than 1.
 template <class T, class R, class Op>
-void binary(const Tensor& a, const Tensor& b, Tensor& out, DataType rtype, const Node& n, Op op) {
+void binary(const Tensor& a, const Tensor& b, Tensor& out, DataType rtype, const Node& n, Op op, ThreadPool* pool = nullptr) {
   auto shape = broadcast_shapes(n, {a.shape(), b.shape()});
   out.resize(rtype, shape);
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   R* po = out.data<R>();
   if (a.shape() == b.shape()) {
-    for (int64_t i = 0; i < out.size(); ++i) po[i] = op(pa[i], pb[i]);
+    const int64_t total = out.size(), chunk = 32768;
+    auto body = [&](int64_t c, int) {
+      for (int64_t i = c * chunk, e = std::min(total, i + chunk); i < e; ++i) po[i] = op(pa[i], pb[i]);
+    };
+    if (pool && total > chunk) pool->parallel_for((total + chunk - 1) / chunk, body);
+    else
+      for (int64_t i = 0; i < total; ++i) po[i] = op(pa[i], pb[i]);
     return;
   }
-  broadcast_walk<2>(shape, {&a.shape(), &b.shape()}, [&](auto off, auto step, int64_t count) {
-    const T* x = pa + off[0];
-    const T* y = pb + off[1];
-    for (int64_t i = 0; i < count; ++i) po[i] = op(x[i * step[0]], y[i * step[1]]);
-    po += count;
-  });
+  // Input shapes padded to the output's rank.
+  auto padded = [&](const std::vector<int64_t>& s) {
+    std::vector<int64_t> p(shape.size() - s.size(), 1);
+    p.insert(p.end(), s.begin(), s.end());
+    return p;
+  };
+  std::vector<int64_t> as = padded(a.shape()), bs = padded(b.shape());
+  int d0 = 0;
+  while (d0 < static_cast<int>(shape.size()) && shape[d0] == 1) ++d0;
+  const bool split = pool && out.size() > 65536 && d0 < static_cast<int>(shape.size()) && shape[d0] > 1;
+  const int64_t slices = split ? shape[d0] : 1;
+  std::vector<int64_t> sub = shape, asub = as, bsub = bs;
+  const int64_t a_step = split && as[d0] > 1 ? strides_of(as)[d0] : 0, b_step = split && bs[d0] > 1 ? strides_of(bs)[d0] : 0;
+  if (split) sub[d0] = asub[d0] = bsub[d0] = 1;
+  const int64_t per_slice = split ? out.size() / slices : out.size();
+  auto slice = [&](int64_t t, int) {
+    R* o = po + t * per_slice;
+    const T* xa = pa + t * a_step;
+    const T* xb = pb + t * b_step;
+    broadcast_walk<2>(sub, {&asub, &bsub}, [&](auto off, auto step, int64_t count) {
+      const T* x = xa + off[0];
+      const T* y = xb + off[1];
+      if (step[0] == 1 && step[1] == 1) {
+        for (int64_t i = 0; i < count; ++i) o[i] = op(x[i], y[i]);
+      } else if (step[0] == 1 && step[1] == 0) {
+        const T yv = *y;
+        for (int64_t i = 0; i < count; ++i) o[i] = op(x[i], yv);
+      } else if (step[0] == 0 && step[1] == 1) {
+        const T xv = *x;
+        for (int64_t i = 0; i < count; ++i) o[i] = op(xv, y[i]);
+      } else {
+        for (int64_t i = 0; i < count; ++i) o[i] = op(x[i * step[0]], y[i * step[1]]);
+      }
+      o += count;
+    });
+  };
+  if (split) pool->parallel_for(slices, slice);
+  else slice(0, 0);
 }
 
 template <class Op>
 OpFn arithmetic() {
-  return [](const Node& n, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext&) {
+  return [](const Node& n, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext& ctx) {
     const Tensor& a = need(n, in, 0);
     const Tensor& b = need(n, in, 1);
     if (a.dtype() != b.dtype()) n.fail("inputs of different element types");
     numeric_type(n, a.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      binary<T, T>(a, b, *out[0], a.dtype(), n, [](T x, T y) { return static_cast<T>(Op{}(x, y)); });
+      binary<T, T>(a, b, *out[0], a.dtype(), n, [](T x, T y) { return static_cast<T>(Op{}(x, y)); }, ctx.pool);
     });
   };
 }

@@ -82,7 +82,39 @@ std::vector<int64_t> out_shape(const std::vector<int64_t>& x, int64_t channels, 
   return s;
 }
 
-// --- Conv: im2row per block of output positions, then one GEMM against the filters.
+// --- Conv. Pointwise (1 x 1, stride 1, no padding) convolutions multiply the filters by
+// the input's channels x pixels directly; depthwise ones run a direct loop per channel;
+// the rest gather im2col columns (a block of output pixels at a time) for the same GEMM.
+// Bias and a clamp (a fused Relu / Clip: attributes minnow_lo / minnow_hi) are applied in
+// the GEMM's store.
+void depthwise(const float* x, const float* w, float* y, const Window& wd, int64_t kh_n, int64_t kw_n) {
+  const int64_t OH = wd.out[1], OW = wd.out[2], IH = wd.in[1], IW = wd.in[2];
+  const int64_t sh = wd.stride[1], sw = wd.stride[2], dh = wd.dilation[1], dw = wd.dilation[2];
+  const int64_t ph = wd.pad_begin[1], pw = wd.pad_begin[2];
+  std::fill(y, y + OH * OW, 0.0f);
+  for (int64_t kw = 0; kw < kw_n; ++kw) {
+    // Output columns whose input column lies inside: iw = ow * sw - pw + kw * dw in [0, IW).
+    const int64_t off = kw * dw - pw;
+    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    int64_t hi = IW - off > 0 ? (IW - off + sw - 1) / sw : 0;
+    hi = std::min(hi, OW);
+    if (lo >= hi) continue;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      float* yr = y + oh * OW;
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const int64_t ih = oh * sh - ph + kh * dh;
+        if (ih < 0 || ih >= IH) continue;
+        const float wv = w[kh * kw_n + kw];
+        const float* xr = x + ih * IW + off;
+        if (sw == 1)
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow];
+        else
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * sw];
+      }
+    }
+  }
+}
+
 void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   const Tensor& wt = need(n, in, 1);
@@ -100,56 +132,92 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   if (!kattr.empty() && kattr != kshape) n.fail("kernel_shape differs from the weight's shape");
   Window w = window_of(n, x.shape(), kshape, false);
   out[0]->resize(DataType::Float, out_shape(x.shape(), M, w));
+  const float lo = n.get_float("minnow_lo", -std::numeric_limits<float>::infinity());
+  const float hi = n.get_float("minnow_hi", std::numeric_limits<float>::infinity());
   const int64_t N = x.shape()[0], Cg = C / group, Mg = M / group;
-  const int64_t K = Cg * w.kernel[0] * w.kernel[1] * w.kernel[2];
+  const int64_t KS = w.kernel[0] * w.kernel[1] * w.kernel[2], K = Cg * KS;
   const int64_t P = w.out[0] * w.out[1] * w.out[2], HWin = w.in[0] * w.in[1] * w.in[2];
   const float* px = x.data<float>();
   const float* pw = wt.data<float>();
+  const float* pb = bias ? bias->data<float>() : nullptr;
   float* py = out[0]->data<float>();
   const auto& kt = kernels::active();
-  constexpr int64_t kBlock = 64;  // output positions per task
-  const int64_t blocks = (P + kBlock - 1) / kBlock;
+  auto for_tasks = [&](int64_t tasks, auto&& fn) {
+    if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, [&](int64_t t, int th) { fn(t, th); });
+    else
+      for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
+  };
+
+  if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1) {  // depthwise
+    for_tasks(N * C, [&](int64_t t, int) {
+      float* yc = py + t * P;
+      depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2]);
+      const float b = pb ? pb[t % C] : 0.0f;
+      for (int64_t i = 0; i < P; ++i) yc[i] = std::min(std::max(yc[i] + b, lo), hi);
+    });
+    return;
+  }
+  bool pointwise = KS == 1;
+  for (int d = 0; d < 3; ++d)
+    pointwise = pointwise && w.stride[d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
+  constexpr int64_t kCols = 96;  // output pixels per task (a multiple of the kernel's 24)
+  const int64_t blocks = (P + kCols - 1) / kCols;
+  if (pointwise) {
+    for_tasks(N * group * blocks, [&](int64_t t, int) {
+      const int64_t ng = t / blocks, p0 = (t % blocks) * kCols, pn = std::min(kCols, P - p0);
+      const int64_t b = ng / group, g = ng % group;
+      kt.sgemm(pw + g * Mg * K, K, px + (b * C + g * Cg) * HWin + p0, HWin, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K,
+               pb ? pb + g * Mg : nullptr, lo, hi);
+    });
+    return;
+  }
   std::vector<std::vector<float>> scratch(ctx.pool ? ctx.pool->size() : 1);
-  auto task = [&](int64_t t, int thread) {
-    const int64_t ng = t / blocks, p0 = (t % blocks) * kBlock, pn = std::min(kBlock, P - p0);
+  for_tasks(N * group * blocks, [&](int64_t t, int thread) {
+    const int64_t ng = t / blocks, p0 = (t % blocks) * kCols, pn = std::min(kCols, P - p0);
     const int64_t b = ng / group, g = ng % group;
     auto& col = scratch[thread];
-    col.resize(static_cast<size_t>(kBlock * K));
+    col.resize(static_cast<size_t>(K * kCols));
     const float* xg = px + (b * C + g * Cg) * HWin;
-    for (int64_t i = 0; i < pn; ++i) {
-      int64_t p = p0 + i;
-      const int64_t od = p / (w.out[1] * w.out[2]), oh = (p / w.out[2]) % w.out[1], ow = p % w.out[2];
-      float* row = col.data() + i * K;
-      for (int64_t c = 0; c < Cg; ++c)
-        for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
-          const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
-          for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-            const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
-            const bool inside = id >= 0 && id < w.in[0] && ih >= 0 && ih < w.in[1];
-            const float* src = xg + (c * w.in[0] + id) * w.in[1] * w.in[2] + ih * w.in[2];
-            for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-              const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
-              *row++ = inside && iw >= 0 && iw < w.in[2] ? src[iw] : 0.0f;
+    // col[(c, kd, kh, kw), i] = x[c, od * s - p + kd * dl, ...] for the block's pixels i,
+    // walking the pixels' (od, oh, ow) by increments.
+    const int64_t od0 = p0 / (w.out[1] * w.out[2]), oh0 = (p0 / w.out[2]) % w.out[1], ow0 = p0 % w.out[2];
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+        for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
+          for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+            float* row = col.data() + (((c * w.kernel[0] + kd) * w.kernel[1] + kh) * w.kernel[2] + kw) * pn;
+            const float* xc = xg + c * HWin;
+            int64_t od = od0, oh = oh0, ow = ow0;
+            for (int64_t i = 0; i < pn;) {
+              const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+              const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+              // The rest of this output row at once.
+              const int64_t run = std::min(pn - i, w.out[2] - ow);
+              if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+                std::fill(row + i, row + i + run, 0.0f);
+              } else {
+                const float* src = xc + (id * w.in[1] + ih) * w.in[2];
+                const int64_t sw = w.stride[2], base = kw * w.dilation[2] - w.pad_begin[2];
+                for (int64_t r = 0; r < run; ++r) {
+                  const int64_t iw = (ow + r) * sw + base;
+                  row[i + r] = iw >= 0 && iw < w.in[2] ? src[iw] : 0.0f;
+                }
+              }
+              i += run;
+              ow += run;
+              if (ow == w.out[2]) {
+                ow = 0;
+                if (++oh == w.out[1]) { oh = 0; ++od; }
+              }
             }
           }
-        }
-    }
-    float* yg = py + (b * M + g * Mg) * P + p0;
-    kt.gemm_f32(col.data(), pn, pw + g * Mg * K, Mg, K, yg, P);
-    if (bias)
-      for (int64_t m = 0; m < Mg; ++m) {
-        const float bv = bias->data<float>()[g * Mg + m];
-        for (int64_t i = 0; i < pn; ++i) yg[m * P + i] += bv;
-      }
-  };
-  const int64_t tasks = N * group * blocks;
-  if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
-  else
-    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+    kt.sgemm(pw + g * Mg * K, K, col.data(), pn, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, pb ? pb + g * Mg : nullptr,
+             lo, hi);
+  });
 }
 
 // --- ConvTranspose: scatter each input position's products (the reference form).
-void run_conv_transpose(const Node& n, In in, Out out, OpContext&) {
+void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   const Tensor& wt = need(n, in, 1);
   const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
@@ -204,30 +272,41 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext&) {
   const float* px = x.data<float>();
   const float* pw = wt.data<float>();
   const int64_t N = x.shape()[0], IN = in_s[0] * in_s[1] * in_s[2], ON = o_s[0] * o_s[1] * o_s[2], KN = k[0] * k[1] * k[2];
+  // col[(m, kd, kh, kw), i] = sum over c of W[c, m, kd, kh, kw] * x[c, i] (one GEMM per group
+  // with the filters transposed), then each column scattered into the output.
+  const auto& kt = kernels::active();
+  const int64_t R = Mg * KN;
+  std::vector<float> wt_t(static_cast<size_t>(R * Cg)), col(static_cast<size_t>(R * IN));
   for (int64_t b = 0; b < N; ++b)
-    for (int64_t g = 0; g < group; ++g)
+    for (int64_t g = 0; g < group; ++g) {
       for (int64_t c = 0; c < Cg; ++c)
-        for (int64_t i = 0; i < IN; ++i) {
-          const float v = px[(b * C + g * Cg + c) * IN + i];
-          const int64_t id = i / (in_s[1] * in_s[2]), ih = (i / in_s[2]) % in_s[1], iw = i % in_s[2];
-          for (int64_t m = 0; m < Mg; ++m) {
-            const float* kw_ = pw + ((g * Cg + c) * Mg + m) * KN;
-            float* yo = py + (b * M + g * Mg + m) * ON;
-            for (int64_t kd = 0; kd < k[0]; ++kd) {
-              const int64_t od = id * s[0] + kd * dl[0] - pb[0];
-              if (od < 0 || od >= o_s[0]) continue;
-              for (int64_t kh = 0; kh < k[1]; ++kh) {
-                const int64_t oh = ih * s[1] + kh * dl[1] - pb[1];
-                if (oh < 0 || oh >= o_s[1]) continue;
-                for (int64_t kx = 0; kx < k[2]; ++kx) {
-                  const int64_t ow = iw * s[2] + kx * dl[2] - pb[2];
-                  if (ow < 0 || ow >= o_s[2]) continue;
-                  yo[(od * o_s[1] + oh) * o_s[2] + ow] += v * kw_[(kd * k[1] + kh) * k[2] + kx];
-                }
+        for (int64_t r = 0; r < R; ++r) wt_t[r * Cg + c] = pw[(g * Cg + c) * R + r];
+      const float* xg = px + (b * C + g * Cg) * IN;
+      auto task = [&](int64_t t, int) {
+        const int64_t r0 = t * 16, rn = std::min<int64_t>(16, R - r0);
+        kt.sgemm(wt_t.data() + r0 * Cg, Cg, xg, IN, col.data() + r0 * IN, IN, rn, IN, Cg, nullptr,
+                 -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
+      };
+      const int64_t tasks = (R + 15) / 16;
+      if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
+      else
+        for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+      for (int64_t m = 0; m < Mg; ++m) {
+        float* yo = py + (b * M + g * Mg + m) * ON;
+        for (int64_t kd = 0; kd < k[0]; ++kd)
+          for (int64_t kh = 0; kh < k[1]; ++kh)
+            for (int64_t kx = 0; kx < k[2]; ++kx) {
+              const float* cr = col.data() + (((m * k[0] + kd) * k[1] + kh) * k[2] + kx) * IN;
+              for (int64_t i = 0; i < IN; ++i) {
+                const int64_t id = i / (in_s[1] * in_s[2]), ih = (i / in_s[2]) % in_s[1], iw = i % in_s[2];
+                const int64_t od = id * s[0] + kd * dl[0] - pb[0], oh = ih * s[1] + kh * dl[1] - pb[1],
+                              ow = iw * s[2] + kx * dl[2] - pb[2];
+                if (od < 0 || od >= o_s[0] || oh < 0 || oh >= o_s[1] || ow < 0 || ow >= o_s[2]) continue;
+                yo[(od * o_s[1] + oh) * o_s[2] + ow] += cr[i];
               }
             }
-          }
-        }
+      }
+    }
   if (bias)
     for (int64_t b = 0; b < N; ++b)
       for (int64_t m = 0; m < M; ++m)
@@ -645,6 +724,22 @@ void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
   auto xs = strides_of(x.shape());
   std::vector<int64_t> idx(r, 0);
   const float* px = x.data<float>();
+  if (mode == "nearest" && r > 0) {  // a gather: row offsets by odometer, the last dimension by table
+    const int64_t inner = shape[r - 1];
+    float* dst = y.data<float>();
+    for (int64_t done = 0; done < y.size(); done += inner) {
+      int64_t base = 0;
+      for (int d = 0; d + 1 < r; ++d) base += taps[d][idx[d]].i0 * xs[d];
+      for (int64_t j = 0; j < inner; ++j) dst[j] = px[base + taps[r - 1][j].i0];
+      dst += inner;
+      for (int d = r - 2; d >= 0; --d) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+    *out[0] = std::move(y);
+    return;
+  }
   for (int64_t i = 0; i < y.size(); ++i) {
     // Sum over the 2^r corners (dimensions whose taps coincide contribute once).
     double acc = 0;
