@@ -1,6 +1,8 @@
 #include "onnx/optimize.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 #include "onnx/ops/op.hpp"
@@ -123,12 +125,175 @@ int fuse_batch_norms(Graph& g) {
   return fused;
 }
 
+// A constant's values as one per channel of M (a scalar repeats), or empty when it holds
+// anything else (shapes [M], [M,1,1], [1,M,1,1], [1] or []).
+std::vector<float> per_channel(const Graph& g, int id, int64_t M, int rank) {
+  auto it = g.constants.find(id);
+  if (it == g.constants.end() || it->second->dtype() != DataType::Float) return {};
+  const Tensor& t = *it->second;
+  const float* v = t.data<float>();
+  if (t.size() == 1) return std::vector<float>(M, v[0]);
+  if (t.size() != M || t.rank() > rank) return {};
+  // The one non-1 dimension must be the channel axis (axis 1 of the output).
+  const int channel_axis = t.rank() - (rank - 1);
+  for (int d = 0; d < t.rank(); ++d)
+    if ((d == channel_axis) != (t.shape()[d] == M && M != 1) && t.shape()[d] != 1) return {};
+  if (M > 1 && (channel_axis < 0 || t.shape()[channel_axis] != M)) return {};
+  return {v, v + M};
+}
+
+// Chains after a convolution with constant weights fold into it: a per-channel Mul and
+// Add (the export of a BatchNormalization or an affine layer) into the weights and bias, a
+// Relu or a Clip with constant bounds into the GEMM's clamp (attributes minnow_lo / minnow_hi).
+int fuse_into_convs(Graph& g) {
+  int fused = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::unordered_map<int, int> consumers;
+    for (auto& n : g.nodes)
+      for (int id : n.inputs) ++consumers[id];
+    for (int id : g.output_ids) ++consumers[id];
+    std::unordered_map<int, size_t> reader;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int id : g.nodes[i].inputs) reader[id] = i;
+    for (size_t ci = 0; ci < g.nodes.size() && !changed; ++ci) {
+      Node& conv = g.nodes[ci];
+      if (conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2) continue;
+      const int out = conv.outputs[0];
+      if (consumers[out] != 1 || !reader.count(out)) continue;
+      Node& next = g.nodes[reader[out]];
+      if (next.outputs.size() != 1) continue;
+      auto wit = g.constants.find(conv.inputs[1]);
+      if (wit == g.constants.end() || wit->second->dtype() != DataType::Float || wit->second->rank() < 3) continue;
+      const Tensor& w = *wit->second;
+      const int64_t M = w.shape()[0], per = w.size() / std::max<int64_t>(M, 1);
+      const bool clamped = conv.find("minnow_lo") || conv.find("minnow_hi");
+      std::vector<float> bias(M, 0.0f);
+      if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) {
+        auto bit = g.constants.find(conv.inputs[2]);
+        if (bit == g.constants.end() || bit->second->size() != M) continue;
+        bias.assign(bit->second->data<float>(), bit->second->data<float>() + M);
+      }
+      auto set_attr = [&](const char* name, float v) {
+        for (auto& a : conv.attrs)
+          if (a.name == name) { a.f = v; return; }
+        Attribute a;
+        a.kind = Attribute::Kind::Float;
+        a.name = name;
+        a.f = v;
+        conv.attrs.push_back(a);
+      };
+      bool ok = false;
+      if ((next.op_type == "Mul" || next.op_type == "Add") && next.inputs.size() == 2 && !clamped) {
+        const int other = next.inputs[0] == out ? next.inputs[1] : next.inputs[0];
+        std::vector<float> c = per_channel(g, other, M, w.rank());
+        if (!c.empty()) {
+          auto nw = std::make_shared<Tensor>(w);
+          for (int64_t m = 0; m < M; ++m) {
+            if (next.op_type == "Mul") {
+              for (int64_t j = 0; j < per; ++j) nw->data<float>()[m * per + j] *= c[m];
+              bias[m] *= c[m];
+            } else {
+              bias[m] += c[m];
+            }
+          }
+          auto nb = std::make_shared<Tensor>(DataType::Float, std::vector<int64_t>{M});
+          std::copy(bias.begin(), bias.end(), nb->data<float>());
+          const int wid = g.intern(g.names[next.outputs[0]] + "#w"), bid = g.intern(g.names[next.outputs[0]] + "#b");
+          g.constants[wid] = nw;
+          g.constants[bid] = nb;
+          conv.inputs.resize(3);
+          conv.inputs[1] = wid;
+          conv.inputs[2] = bid;
+          ok = true;
+        }
+      } else if (next.op_type == "Relu" && !clamped) {
+        set_attr("minnow_lo", 0.0f);
+        ok = true;
+      } else if (next.op_type == "Clip" && !clamped) {
+        float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+        bool bounds = true;
+        if (next.find("min") || next.find("max")) {  // opset < 11
+          lo = next.get_float("min", lo);
+          hi = next.get_float("max", hi);
+        }
+        for (size_t k = 1; k < next.inputs.size(); ++k) {
+          if (next.inputs[k] < 0) continue;
+          auto it = g.constants.find(next.inputs[k]);
+          if (it == g.constants.end() || it->second->dtype() != DataType::Float || it->second->size() != 1) bounds = false;
+          else (k == 1 ? lo : hi) = it->second->data<float>()[0];
+        }
+        if (bounds) {
+          set_attr("minnow_lo", lo);
+          set_attr("minnow_hi", hi);
+          ok = true;
+        }
+      }
+      if (!ok) continue;
+      conv.outputs[0] = next.outputs[0];
+      next.op_type = "";  // removed below
+      g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
+                    g.nodes.end());
+      ++fused;
+      changed = true;
+    }
+  }
+  return fused;
+}
+
+// x * Clip(x + 3, 0, 6) / 6 (HardSwish as exporters spell it) -> one HardSwish node.
+int fuse_hard_swish(Graph& g) {
+  auto scalar = [&](int id, float want) {
+    auto it = g.constants.find(id);
+    return it != g.constants.end() && it->second->dtype() == DataType::Float && it->second->size() == 1 &&
+           it->second->data<float>()[0] == want;
+  };
+  std::unordered_map<int, int> consumers;
+  for (auto& n : g.nodes)
+    for (int id : n.inputs) ++consumers[id];
+  for (int id : g.output_ids) ++consumers[id];
+  std::unordered_map<int, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int id : g.nodes[i].outputs) producer[id] = i;
+  auto made_by = [&](int id, const char* op) -> Node* {
+    auto it = producer.find(id);
+    return it != producer.end() && g.nodes[it->second].op_type == op ? &g.nodes[it->second] : nullptr;
+  };
+  int fused = 0;
+  for (auto& div : g.nodes) {
+    if (div.op_type != "Div" || div.inputs.size() != 2 || !scalar(div.inputs[1], 6.0f)) continue;
+    Node* mul = made_by(div.inputs[0], "Mul");
+    if (!mul || mul->inputs.size() != 2 || consumers[mul->outputs[0]] != 1) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int x = mul->inputs[side];
+      Node* clip = made_by(mul->inputs[1 - side], "Clip");
+      if (!clip || consumers[clip->outputs[0]] != 1 || clip->inputs.size() != 3 || !scalar(clip->inputs[1], 0.0f) ||
+          !scalar(clip->inputs[2], 6.0f))
+        continue;
+      Node* add = made_by(clip->inputs[0], "Add");
+      if (!add || consumers[add->outputs[0]] != 1 || add->inputs.size() != 2) continue;
+      if (!((add->inputs[0] == x && scalar(add->inputs[1], 3.0f)) || (add->inputs[1] == x && scalar(add->inputs[0], 3.0f))))
+        continue;
+      div.op_type = "HardSwish";
+      div.inputs = {x};
+      div.attrs.clear();
+      mul->op_type = clip->op_type = add->op_type = "";
+      ++fused;
+      break;
+    }
+  }
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
+                g.nodes.end());
+  return fused;
+}
+
 }  // namespace
 
 OptimizeStats optimize_graph(Graph& g, int64_t opset) {
   OptimizeStats s;
   s.folded = fold_constants(g, opset);
   s.fused_batch_norms = fuse_batch_norms(g);
+  s.fused_activations = fuse_hard_swish(g) + fuse_into_convs(g);
   s.removed = remove_dead(g);
   return s;
 }

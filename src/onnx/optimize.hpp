@@ -1,12 +1,13 @@
-// Graph rewrites done once per session: constant folding, dead-node removal, and folding
-// BatchNormalization into the convolution before it.
+// Graph rewrites done once per session: constant folding, dead-node removal, folding
+// BatchNormalization and per-channel Mul / Add into the convolution before it, Relu and
+// Clip into its store, and the exporters' spelled-out HardSwish into one node.
 #pragma once
 #include "onnx/graph.hpp"
 
 namespace minnow::onnx {
 
 struct OptimizeStats {
-  int folded = 0, removed = 0, fused_batch_norms = 0;
+  int folded = 0, removed = 0, fused_batch_norms = 0, fused_activations = 0;
 };
 
 OptimizeStats optimize_graph(Graph& g, int64_t opset);

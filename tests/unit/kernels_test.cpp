@@ -371,3 +371,27 @@ TEST(Kernels, QuantizeQ8RoundTrips) {
   EXPECT_EQ(z[0].d, 0.0f);
   EXPECT_EQ(z[0].s, 0.0f);
 }
+
+// sgemm: every table against the scalar reference over odd shapes, strides, bias and clamps.
+TEST(Kernels, SgemmMatchesReference) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const int64_t shapes[][3] = {{1, 1, 1}, {3, 7, 5}, {4, 24, 16}, {5, 25, 9}, {17, 100, 33}, {8, 241, 64}, {2, 8, 300}, {33, 9, 1}};
+  for (const kernels::KernelTable* t : kernels::simd_kernels()) {
+    for (auto& s : shapes) {
+      const int64_t m = s[0], n = s[1], k = s[2], lda = k + 3, ldb = n + 5, ldc = n + 2;
+      std::vector<float> a(m * lda), b(k * ldb), bias(m), want(m * ldc, 7.0f), got(m * ldc, 7.0f);
+      for (auto& v : a) v = u(rng);
+      for (auto& v : b) v = u(rng);
+      for (auto& v : bias) v = u(rng);
+      for (int variant = 0; variant < 3; ++variant) {
+        const float* bp = variant == 0 ? nullptr : bias.data();
+        const float lo = variant == 2 ? 0.0f : -INFINITY, hi = variant == 2 ? 0.5f : INFINITY;
+        kernels::sgemm_ref(a.data(), lda, b.data(), ldb, want.data(), ldc, m, n, k, bp, lo, hi);
+        t->sgemm(a.data(), lda, b.data(), ldb, got.data(), ldc, m, n, k, bp, lo, hi);
+        for (int64_t i = 0; i < m * ldc; ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::abs(want[i]))) << t->name << " " << m << "x" << n << "x" << k << " @" << i;
+      }
+    }
+  }
+}

@@ -291,21 +291,32 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
       if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
       else
         for (int64_t t = 0; t < tasks; ++t) task(t, 0);
-      for (int64_t m = 0; m < Mg; ++m) {
+      // Scatter: one output channel per task, input positions walked row by row.
+      auto scatter = [&](int64_t m, int) {
         float* yo = py + (b * M + g * Mg + m) * ON;
         for (int64_t kd = 0; kd < k[0]; ++kd)
           for (int64_t kh = 0; kh < k[1]; ++kh)
             for (int64_t kx = 0; kx < k[2]; ++kx) {
               const float* cr = col.data() + (((m * k[0] + kd) * k[1] + kh) * k[2] + kx) * IN;
-              for (int64_t i = 0; i < IN; ++i) {
-                const int64_t id = i / (in_s[1] * in_s[2]), ih = (i / in_s[2]) % in_s[1], iw = i % in_s[2];
-                const int64_t od = id * s[0] + kd * dl[0] - pb[0], oh = ih * s[1] + kh * dl[1] - pb[1],
-                              ow = iw * s[2] + kx * dl[2] - pb[2];
-                if (od < 0 || od >= o_s[0] || oh < 0 || oh >= o_s[1] || ow < 0 || ow >= o_s[2]) continue;
-                yo[(od * o_s[1] + oh) * o_s[2] + ow] += cr[i];
+              for (int64_t id = 0; id < in_s[0]; ++id) {
+                const int64_t od = id * s[0] + kd * dl[0] - pb[0];
+                if (od < 0 || od >= o_s[0]) continue;
+                for (int64_t ih = 0; ih < in_s[1]; ++ih) {
+                  const int64_t oh = ih * s[1] + kh * dl[1] - pb[1];
+                  if (oh < 0 || oh >= o_s[1]) continue;
+                  float* yr = yo + (od * o_s[1] + oh) * o_s[2];
+                  const float* cw = cr + (id * in_s[1] + ih) * in_s[2];
+                  for (int64_t iw = 0; iw < in_s[2]; ++iw) {
+                    const int64_t ow = iw * s[2] + kx * dl[2] - pb[2];
+                    if (ow >= 0 && ow < o_s[2]) yr[ow] += cw[iw];
+                  }
+                }
               }
             }
-      }
+      };
+      if (ctx.pool && Mg > 1) ctx.pool->parallel_for(Mg, scatter);
+      else
+        for (int64_t m = 0; m < Mg; ++m) scatter(m, 0);
     }
   if (bias)
     for (int64_t b = 0; b < N; ++b)
