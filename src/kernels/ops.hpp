@@ -28,6 +28,9 @@ using SgemmFn = void (*)(const float* a, int64_t lda, const float* b, int64_t ld
                          int64_t n, int64_t k, const float* bias, float lo, float hi);
 void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                int64_t k, const float* bias, float lo, float hi);
+// y[i] += a * x[i * stride] for i < n (stride 1 or 2): a depthwise convolution's tap on a row.
+using AxpyStridedFn = void (*)(float a, const float* x, int64_t stride, float* y, int64_t n);
+void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t n);
 
 // Activations quantized on the fly for the decode kernels over packed weight rows
 // (kernels/packed.hpp), 32 values per block, with d * sum(q) for the formats that have a
@@ -66,6 +69,7 @@ struct KernelTable {
   DotF32Fn dot_f32;
   GemmF32Fn gemm_f32;
   SgemmFn sgemm;
+  AxpyStridedFn axpy_strided;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
   DotRowFn f16;
   // Fused f32 kernels (dot_row) for these types when they are not packed (GGUF loading

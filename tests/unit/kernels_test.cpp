@@ -395,3 +395,19 @@ TEST(Kernels, SgemmMatchesReference) {
     }
   }
 }
+
+TEST(Kernels, AxpyStridedMatchesReference) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const kernels::KernelTable* t : kernels::simd_kernels())
+    for (int64_t stride : {1, 2, 3})
+      for (int64_t n : {0, 1, 7, 8, 9, 31, 64, 100}) {
+        std::vector<float> x(n * stride + 1), y(n + 1), want;
+        for (auto& v : x) v = u(rng);
+        for (auto& v : y) v = u(rng);
+        want = y;
+        kernels::axpy_strided_ref(0.75f, x.data(), stride, want.data(), n);
+        t->axpy_strided(0.75f, x.data(), stride, y.data(), n);
+        for (int64_t i = 0; i <= n; ++i) ASSERT_EQ(y[i], want[i]) << t->name << " stride " << stride << " n " << n << " @" << i;
+      }
+}

@@ -285,6 +285,7 @@ const KernelTable& ref_kernels() {
                              .dot_f32 = dot_f32_ref,
                              .gemm_f32 = gemm_f32_ref,
                              .sgemm = sgemm_ref,
+                             .axpy_strided = axpy_strided_ref,
                              .f16 = nullptr,
                              .q5_0_row = nullptr,
                              .q5_1_row = nullptr,

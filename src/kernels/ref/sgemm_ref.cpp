@@ -16,4 +16,8 @@ void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
     }
 }
 
+void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i * stride], y[i]);
+}
+
 }  // namespace minnow::kernels

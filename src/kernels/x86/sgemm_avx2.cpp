@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/ops.hpp"
 
@@ -17,7 +18,7 @@ __m256i lane_mask(int64_t cols) {
 }
 
 // R rows x V vectors at (i, j); the last vector holds `tail` columns (1..8).
-template <int R, int V>
+template <int R, int V, bool kMasked>
 void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t k,
           const float* bias, float lo, float hi, int64_t tail) {
   __m256 acc[R][V];
@@ -27,7 +28,7 @@ void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, in
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     __m256 bv[V];
-    for (int v = 0; v < V; ++v) bv[v] = (v == V - 1 && tail < 8) ? _mm256_maskload_ps(bp + v * 8, mask) : _mm256_loadu_ps(bp + v * 8);
+    for (int v = 0; v < V; ++v) bv[v] = (kMasked && v == V - 1) ? _mm256_maskload_ps(bp + v * 8, mask) : _mm256_loadu_ps(bp + v * 8);
     for (int r = 0; r < R; ++r) {
       const __m256 av = _mm256_broadcast_ss(a + r * lda + p);
       for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
@@ -40,19 +41,60 @@ void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, in
       __m256 x = bias ? _mm256_add_ps(acc[r][v], bb) : acc[r][v];
       x = _mm256_min_ps(_mm256_max_ps(x, vlo), vhi);
       float* out = c + r * ldc + v * 8;
-      if (v == V - 1 && tail < 8) _mm256_maskstore_ps(out, mask, x);
+      if (kMasked && v == V - 1) _mm256_maskstore_ps(out, mask, x);
       else _mm256_storeu_ps(out, x);
     }
   }
+}
+
+// The body's 4 x 24 tile with named accumulators (GCC keeps an accumulator array in memory).
+void tile_4x24(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t k,
+               const float* bias, float lo, float hi) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
+  __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+  const float* a0 = a;
+  const float* a1 = a + lda;
+  const float* a2 = a + 2 * lda;
+  const float* a3 = a + 3 * lda;
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8), b2 = _mm256_loadu_ps(bp + 16);
+    __m256 av = _mm256_broadcast_ss(a0 + p);
+    c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01); c02 = _mm256_fmadd_ps(av, b2, c02);
+    av = _mm256_broadcast_ss(a1 + p);
+    c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11); c12 = _mm256_fmadd_ps(av, b2, c12);
+    av = _mm256_broadcast_ss(a2 + p);
+    c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21); c22 = _mm256_fmadd_ps(av, b2, c22);
+    av = _mm256_broadcast_ss(a3 + p);
+    c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31); c32 = _mm256_fmadd_ps(av, b2, c32);
+  }
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  auto store = [&](int r, __m256 x0, __m256 x1, __m256 x2) {
+    if (bias) {
+      const __m256 bb = _mm256_set1_ps(bias[r]);
+      x0 = _mm256_add_ps(x0, bb); x1 = _mm256_add_ps(x1, bb); x2 = _mm256_add_ps(x2, bb);
+    }
+    float* out = c + r * ldc;
+    _mm256_storeu_ps(out, _mm256_min_ps(_mm256_max_ps(x0, vlo), vhi));
+    _mm256_storeu_ps(out + 8, _mm256_min_ps(_mm256_max_ps(x1, vlo), vhi));
+    _mm256_storeu_ps(out + 16, _mm256_min_ps(_mm256_max_ps(x2, vlo), vhi));
+  };
+  store(0, c00, c01, c02);
+  store(1, c10, c11, c12);
+  store(2, c20, c21, c22);
+  store(3, c30, c31, c32);
 }
 
 template <int R>
 void rows(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t n, int64_t k,
           const float* bias, float lo, float hi) {
   int64_t j = 0;
-  for (; j + 24 <= n; j += 24) tile<R, 3>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, 8);
-  for (; j + 8 <= n; j += 8) tile<R, 1>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, 8);
-  if (j < n) tile<R, 1>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, n - j);
+  for (; j + 24 <= n; j += 24) {
+    if constexpr (R == 4) tile_4x24(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi);
+    else tile<R, 3, false>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, 8);
+  }
+  for (; j + 8 <= n; j += 8) tile<R, 1, false>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, 8);
+  if (j < n) tile<R, 1, true>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, n - j);
 }
 
 }  // namespace
@@ -73,6 +115,24 @@ void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float*
     if (left == 2) rows<2>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, bi, lo, hi);
     if (left == 1) rows<1>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, bi, lo, hi);
   }
+}
+
+void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n) {
+  const __m256 av = _mm256_set1_ps(a);
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+  } else if (stride == 2) {
+    // Even lanes of two loads: x[2i], x[2i + 2], ...
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    for (; i + 8 <= n; i += 8) {
+      const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + 2 * i), even);
+      const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + 2 * i + 8), even);
+      const __m256 xs = _mm256_permute2f128_ps(lo, hi, 0x20);
+      _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, xs, _mm256_loadu_ps(y + i)));
+    }
+  }
+  for (; i < n; ++i) y[i] = std::fma(a, x[i * stride], y[i]);
 }
 
 }  // namespace minnow::kernels

@@ -88,6 +88,7 @@ std::vector<int64_t> out_shape(const std::vector<int64_t>& x, int64_t channels, 
 // Bias and a clamp (a fused Relu / Clip: attributes minnow_lo / minnow_hi) are applied in
 // the GEMM's store.
 void depthwise(const float* x, const float* w, float* y, const Window& wd, int64_t kh_n, int64_t kw_n) {
+  const auto& kt = kernels::active();
   const int64_t OH = wd.out[1], OW = wd.out[2], IH = wd.in[1], IW = wd.in[2];
   const int64_t sh = wd.stride[1], sw = wd.stride[2], dh = wd.dilation[1], dw = wd.dilation[2];
   const int64_t ph = wd.pad_begin[1], pw = wd.pad_begin[2];
@@ -104,12 +105,8 @@ void depthwise(const float* x, const float* w, float* y, const Window& wd, int64
       for (int64_t kh = 0; kh < kh_n; ++kh) {
         const int64_t ih = oh * sh - ph + kh * dh;
         if (ih < 0 || ih >= IH) continue;
-        const float wv = w[kh * kw_n + kw];
         const float* xr = x + ih * IW + off;
-        if (sw == 1)
-          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow];
-        else
-          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * sw];
+        kt.axpy_strided(w[kh * kw_n + kw], xr + lo * sw, sw, yr + lo, hi - lo);
       }
     }
   }
