@@ -20,14 +20,33 @@ using DotRowFn = float (*)(const void* row, const float* x, int64_t k);
 using GemmF32Fn = void (*)(const float* w, int64_t rows, const float* x, int64_t n_tokens, int64_t k, float* y,
                            int64_t ldy);
 using DotF32Fn = float (*)(const float* a, const float* b, int64_t n);
-// C[i * ldc + j] = clamp(sum over p < k of A[i * lda + p] * B[p * ldb + j] + bias[i], lo, hi)
-// for i < m, j < n (bias may be null): row-major A, B and C, B's rows along n (the layout of
-// convolution: filters x (im2col or channels x pixels) -> channels x pixels). Each output is
-// a fused multiply-add chain in p order, so every version agrees to rounding.
+// What sgemm applies to each sum before storing it: v = clamp(v + bias[i], lo, hi), then
+// with hard_swish v = v * clamp(v / 6 + 1/2, 0, 1) * scale + shift (a convolution's fused
+// bias, Relu / Clip, HardSwish and affine layer).
+struct Epilogue {
+  const float* bias = nullptr;
+  float lo = -__builtin_huge_valf(), hi = __builtin_huge_valf();
+  bool hard_swish = false;
+  float scale = 1, shift = 0;
+};
+inline float apply_epilogue(float v, const Epilogue& e, int64_t row) {  // the scalar form
+  if (e.bias) v += e.bias[row];
+  v = v < e.lo ? e.lo : (v > e.hi ? e.hi : v);
+  if (e.hard_swish) {
+    float g = v * (1.0f / 6) + 0.5f;
+    g = g < 0.0f ? 0.0f : (g > 1.0f ? 1.0f : g);
+    v = v * g * e.scale + e.shift;
+  }
+  return v;
+}
+// C[i * ldc + j] = epilogue(sum over p < k of A[i * lda + p] * B[p * ldb + j]) for i < m,
+// j < n: row-major A, B and C, B's rows along n (the layout of convolution: filters x
+// (im2col or channels x pixels) -> channels x pixels). Each output is a fused multiply-add
+// chain in p order, so every version agrees to rounding.
 using SgemmFn = void (*)(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m,
-                         int64_t n, int64_t k, const float* bias, float lo, float hi);
+                         int64_t n, int64_t k, const Epilogue& e);
 void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
-               int64_t k, const float* bias, float lo, float hi);
+               int64_t k, const Epilogue& e);
 // y[i] += a * x[i * stride] for i < n (stride 1 or 2): a depthwise convolution's tap on a row.
 using AxpyStridedFn = void (*)(float a, const float* x, int64_t stride, float* y, int64_t n);
 void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t n);

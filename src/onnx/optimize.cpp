@@ -167,7 +167,7 @@ int fuse_into_convs(Graph& g) {
       if (wit == g.constants.end() || wit->second->dtype() != DataType::Float || wit->second->rank() < 3) continue;
       const Tensor& w = *wit->second;
       const int64_t M = w.shape()[0], per = w.size() / std::max<int64_t>(M, 1);
-      const bool clamped = conv.find("minnow_lo") || conv.find("minnow_hi");
+      const bool clamped = conv.find("minnow_lo") || conv.find("minnow_hi") || conv.find("minnow_hard_swish");
       std::vector<float> bias(M, 0.0f);
       if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) {
         auto bit = g.constants.find(conv.inputs[2]);
@@ -207,6 +207,15 @@ int fuse_into_convs(Graph& g) {
           conv.inputs[2] = bid;
           ok = true;
         }
+      } else if (next.op_type == "HardSwish" && !conv.find("minnow_hard_swish")) {
+        Attribute a;
+        a.kind = Attribute::Kind::Int;
+        a.name = "minnow_hard_swish";
+        a.i = 1;
+        conv.attrs.push_back(a);
+        set_attr("minnow_scale", next.get_float("minnow_scale", 1.0f));
+        set_attr("minnow_shift", next.get_float("minnow_shift", 0.0f));
+        ok = true;
       } else if (next.op_type == "Relu" && !clamped) {
         set_attr("minnow_lo", 0.0f);
         ok = true;
@@ -280,6 +289,47 @@ int fuse_hard_swish(Graph& g) {
       mul->op_type = clip->op_type = add->op_type = "";
       ++fused;
       break;
+    }
+  }
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
+                g.nodes.end());
+  // A scalar Mul and then a scalar Add after it (a learnable affine layer) go into its
+  // attributes minnow_scale / minnow_shift.
+  consumers.clear();
+  for (auto& n : g.nodes)
+    for (int id : n.inputs) ++consumers[id];
+  for (int id : g.output_ids) ++consumers[id];
+  std::unordered_map<int, size_t> reader;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int id : g.nodes[i].inputs) reader[id] = i;
+  auto scalar_value = [&](int id, float* v) {
+    auto it = g.constants.find(id);
+    if (it == g.constants.end() || it->second->dtype() != DataType::Float || it->second->size() != 1) return false;
+    *v = it->second->data<float>()[0];
+    return true;
+  };
+  for (auto& hs : g.nodes) {
+    if (hs.op_type != "HardSwish" || hs.find("minnow_scale")) continue;
+    float scale = 1, shift = 0;
+    for (const char* op : {"Mul", "Add"}) {
+      const int out = hs.outputs[0];
+      if (consumers[out] != 1 || !reader.count(out)) break;
+      Node& next = g.nodes[reader[out]];
+      if (next.op_type != op || next.inputs.size() != 2 || next.outputs.size() != 1) break;
+      float c;
+      if (!scalar_value(next.inputs[0] == out ? next.inputs[1] : next.inputs[0], &c)) break;
+      if (*op == 'M') { scale *= c; shift *= c; }
+      else shift += c;
+      hs.outputs[0] = next.outputs[0];
+      next.op_type = "";
+      ++fused;
+    }
+    for (auto [name, v] : {std::pair{"minnow_scale", scale}, std::pair{"minnow_shift", shift}}) {
+      Attribute a;
+      a.kind = Attribute::Kind::Float;
+      a.name = name;
+      a.f = v;
+      hs.attrs.push_back(a);
     }
   }
   g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),

@@ -384,11 +384,13 @@ TEST(Kernels, SgemmMatchesReference) {
       for (auto& v : a) v = u(rng);
       for (auto& v : b) v = u(rng);
       for (auto& v : bias) v = u(rng);
-      for (int variant = 0; variant < 3; ++variant) {
-        const float* bp = variant == 0 ? nullptr : bias.data();
-        const float lo = variant == 2 ? 0.0f : -INFINITY, hi = variant == 2 ? 0.5f : INFINITY;
-        kernels::sgemm_ref(a.data(), lda, b.data(), ldb, want.data(), ldc, m, n, k, bp, lo, hi);
-        t->sgemm(a.data(), lda, b.data(), ldb, got.data(), ldc, m, n, k, bp, lo, hi);
+      for (int variant = 0; variant < 4; ++variant) {
+        kernels::Epilogue e;
+        if (variant > 0) e.bias = bias.data();
+        if (variant == 2) e.lo = 0.0f, e.hi = 0.5f;
+        if (variant == 3) e.hard_swish = true, e.scale = 1.5f, e.shift = -0.25f;
+        kernels::sgemm_ref(a.data(), lda, b.data(), ldb, want.data(), ldc, m, n, k, e);
+        t->sgemm(a.data(), lda, b.data(), ldb, got.data(), ldc, m, n, k, e);
         for (int64_t i = 0; i < m * ldc; ++i)
           ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::abs(want[i]))) << t->name << " " << m << "x" << n << "x" << k << " @" << i;
       }

@@ -6,13 +6,12 @@
 namespace minnow::kernels {
 
 void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
-               int64_t k, const float* bias, float lo, float hi) {
+               int64_t k, const Epilogue& e) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       float acc = 0;
       for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * lda + p], b[p * ldb + j], acc);
-      if (bias) acc += bias[i];
-      c[i * ldc + j] = std::min(std::max(acc, lo), hi);
+      c[i * ldc + j] = apply_epilogue(acc, e, i);
     }
 }
 

@@ -333,7 +333,7 @@ void quantize_q15_avx2(const float* x, int64_t k, Q15Block* out) {
 }  // namespace
 
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
-                int64_t k, const float* bias, float lo, float hi);  // sgemm_avx2.cpp
+                int64_t k, const Epilogue& e);  // sgemm_avx2.cpp
 void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n);
 
 const KernelTable& avx2_kernels() {

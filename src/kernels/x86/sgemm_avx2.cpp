@@ -11,6 +11,25 @@ namespace minnow::kernels {
 
 namespace {
 
+// The epilogue on one vector of row r's sums (the scalar form's operations, in its order).
+struct VecEpilogue {
+  const Epilogue& e;
+  __m256 lo, hi, sixth = _mm256_set1_ps(1.0f / 6), half = _mm256_set1_ps(0.5f), zero = _mm256_setzero_ps(),
+                 one = _mm256_set1_ps(1.0f), scale, shift;
+  explicit VecEpilogue(const Epilogue& ep)
+      : e(ep), lo(_mm256_set1_ps(ep.lo)), hi(_mm256_set1_ps(ep.hi)), scale(_mm256_set1_ps(ep.scale)),
+        shift(_mm256_set1_ps(ep.shift)) {}
+  __m256 operator()(__m256 v, int64_t r) const {
+    if (e.bias) v = _mm256_add_ps(v, _mm256_set1_ps(e.bias[r]));
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    if (e.hard_swish) {
+      __m256 g = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_mul_ps(v, sixth), half), zero), one);
+      v = _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(v, g), scale), shift);
+    }
+    return v;
+  }
+};
+
 // The mask of the first `cols` (1..8) lanes.
 __m256i lane_mask(int64_t cols) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -20,7 +39,7 @@ __m256i lane_mask(int64_t cols) {
 // R rows x V vectors at (i, j); the last vector holds `tail` columns (1..8).
 template <int R, int V, bool kMasked>
 void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t k,
-          const float* bias, float lo, float hi, int64_t tail) {
+          const VecEpilogue& ep, int64_t row0, int64_t tail) {
   __m256 acc[R][V];
   for (int r = 0; r < R; ++r)
     for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
@@ -34,12 +53,9 @@ void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, in
       for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
     }
   }
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   for (int r = 0; r < R; ++r) {
-    const __m256 bb = _mm256_set1_ps(bias ? bias[r] : 0.0f);
     for (int v = 0; v < V; ++v) {
-      __m256 x = bias ? _mm256_add_ps(acc[r][v], bb) : acc[r][v];
-      x = _mm256_min_ps(_mm256_max_ps(x, vlo), vhi);
+      const __m256 x = ep(acc[r][v], row0 + r);
       float* out = c + r * ldc + v * 8;
       if (kMasked && v == V - 1) _mm256_maskstore_ps(out, mask, x);
       else _mm256_storeu_ps(out, x);
@@ -49,7 +65,7 @@ void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, in
 
 // The body's 4 x 24 tile with named accumulators (GCC keeps an accumulator array in memory).
 void tile_4x24(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t k,
-               const float* bias, float lo, float hi) {
+               const VecEpilogue& ep, int64_t row0) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
   __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
   const float* a0 = a;
@@ -68,16 +84,11 @@ void tile_4x24(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
     av = _mm256_broadcast_ss(a3 + p);
     c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31); c32 = _mm256_fmadd_ps(av, b2, c32);
   }
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   auto store = [&](int r, __m256 x0, __m256 x1, __m256 x2) {
-    if (bias) {
-      const __m256 bb = _mm256_set1_ps(bias[r]);
-      x0 = _mm256_add_ps(x0, bb); x1 = _mm256_add_ps(x1, bb); x2 = _mm256_add_ps(x2, bb);
-    }
     float* out = c + r * ldc;
-    _mm256_storeu_ps(out, _mm256_min_ps(_mm256_max_ps(x0, vlo), vhi));
-    _mm256_storeu_ps(out + 8, _mm256_min_ps(_mm256_max_ps(x1, vlo), vhi));
-    _mm256_storeu_ps(out + 16, _mm256_min_ps(_mm256_max_ps(x2, vlo), vhi));
+    _mm256_storeu_ps(out, ep(x0, row0 + r));
+    _mm256_storeu_ps(out + 8, ep(x1, row0 + r));
+    _mm256_storeu_ps(out + 16, ep(x2, row0 + r));
   };
   store(0, c00, c01, c02);
   store(1, c10, c11, c12);
@@ -87,33 +98,32 @@ void tile_4x24(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
 
 template <int R>
 void rows(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t n, int64_t k,
-          const float* bias, float lo, float hi) {
+          const VecEpilogue& ep, int64_t row0) {
   int64_t j = 0;
   for (; j + 24 <= n; j += 24) {
-    if constexpr (R == 4) tile_4x24(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi);
-    else tile<R, 3, false>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, 8);
+    if constexpr (R == 4) tile_4x24(a, lda, b + j, ldb, c + j, ldc, k, ep, row0);
+    else tile<R, 3, false>(a, lda, b + j, ldb, c + j, ldc, k, ep, row0, 8);
   }
-  for (; j + 8 <= n; j += 8) tile<R, 1, false>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, 8);
-  if (j < n) tile<R, 1, true>(a, lda, b + j, ldb, c + j, ldc, k, bias, lo, hi, n - j);
+  for (; j + 8 <= n; j += 8) tile<R, 1, false>(a, lda, b + j, ldb, c + j, ldc, k, ep, row0, 8);
+  if (j < n) tile<R, 1, true>(a, lda, b + j, ldb, c + j, ldc, k, ep, row0, n - j);
 }
 
 }  // namespace
 
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
-                int64_t k, const float* bias, float lo, float hi) {
+                int64_t k, const Epilogue& e) {
+  const VecEpilogue ep(e);
   // Column panels of 240 keep the B rows a tile walks (k x 240 floats) cache-resident
   // across the row blocks.
   constexpr int64_t kPanel = 240;
   for (int64_t j0 = 0; j0 < n; j0 += kPanel) {
     const int64_t nj = std::min(kPanel, n - j0);
     int64_t i = 0;
-    for (; i + 4 <= m; i += 4)
-      rows<4>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, bias ? bias + i : nullptr, lo, hi);
+    for (; i + 4 <= m; i += 4) rows<4>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
     const int64_t left = m - i;
-    const float* bi = bias ? bias + i : nullptr;
-    if (left == 3) rows<3>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, bi, lo, hi);
-    if (left == 2) rows<2>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, bi, lo, hi);
-    if (left == 1) rows<1>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, bi, lo, hi);
+    if (left == 3) rows<3>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
+    if (left == 2) rows<2>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
+    if (left == 1) rows<1>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
   }
 }
 

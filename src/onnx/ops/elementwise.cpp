@@ -282,7 +282,6 @@ MINNOW_FLOAT_UNARY(sin, std::sin(v))
 MINNOW_FLOAT_UNARY(cos, std::cos(v))
 MINNOW_FLOAT_UNARY(softplus, v > 20 ? v : std::log1p(std::exp(v)))
 MINNOW_FLOAT_UNARY(softsign, v / (T(1) + std::abs(v)))
-MINNOW_FLOAT_UNARY(hardswish, v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5))))
 MINNOW_FLOAT_UNARY(hardsigmoid, std::max(T(0), std::min(T(1), T(n.get_float("alpha", 0.2f)) * v + T(n.get_float("beta", 0.5f)))))
 MINNOW_FLOAT_UNARY(leakyrelu, v >= 0 ? v : T(n.get_float("alpha", 0.01f)) * v)
 MINNOW_FLOAT_UNARY(elu, v >= 0 ? v : T(n.get_float("alpha", 1.0f)) * (std::exp(v) - T(1)))
@@ -307,6 +306,22 @@ OpFn numeric_unary() {
 struct NegF { template <class T> T operator()(T v) const { return static_cast<T>(-v); } };
 struct AbsF { template <class T> T operator()(T v) const { if constexpr (std::is_unsigned_v<T>) return v; else return v < 0 ? static_cast<T>(-v) : v; } };
 struct SignF { template <class T> T operator()(T v) const { return static_cast<T>((v > 0) - (v < 0)); } };
+
+// HardSwish, x * clamp(x / 6 + 1/2, 0, 1), then (attributes fused by the optimizer)
+// * minnow_scale + minnow_shift.
+void run_hardswish(const Node& n, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  const float scale = n.get_float("minnow_scale", 1.0f), shift = n.get_float("minnow_shift", 0.0f);
+  float_type(n, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T sc = static_cast<T>(scale), sh = static_cast<T>(shift);
+    map_unary<T>(x, *out[0], ctx, [sc, sh](T v) {
+      T g = v * T(1.0 / 6) + T(0.5);
+      g = g < T(0) ? T(0) : (g > T(1) ? T(1) : g);
+      return v * g * sc + sh;
+    });
+  });
+}
 
 void run_identity(const Node& n, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext&) {
   *out[0] = need(n, in, 0);

@@ -129,8 +129,12 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   if (!kattr.empty() && kattr != kshape) n.fail("kernel_shape differs from the weight's shape");
   Window w = window_of(n, x.shape(), kshape, false);
   out[0]->resize(DataType::Float, out_shape(x.shape(), M, w));
-  const float lo = n.get_float("minnow_lo", -std::numeric_limits<float>::infinity());
-  const float hi = n.get_float("minnow_hi", std::numeric_limits<float>::infinity());
+  kernels::Epilogue ep;
+  ep.lo = n.get_float("minnow_lo", ep.lo);
+  ep.hi = n.get_float("minnow_hi", ep.hi);
+  ep.hard_swish = n.get_int("minnow_hard_swish", 0) != 0;
+  ep.scale = n.get_float("minnow_scale", 1.0f);
+  ep.shift = n.get_float("minnow_shift", 0.0f);
   const int64_t N = x.shape()[0], Cg = C / group, Mg = M / group;
   const int64_t KS = w.kernel[0] * w.kernel[1] * w.kernel[2], K = Cg * KS;
   const int64_t P = w.out[0] * w.out[1] * w.out[2], HWin = w.in[0] * w.in[1] * w.in[2];
@@ -149,8 +153,9 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
     for_tasks(N * C, [&](int64_t t, int) {
       float* yc = py + t * P;
       depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2]);
-      const float b = pb ? pb[t % C] : 0.0f;
-      for (int64_t i = 0; i < P; ++i) yc[i] = std::min(std::max(yc[i] + b, lo), hi);
+      kernels::Epilogue e = ep;
+      e.bias = pb ? pb + t % C : nullptr;
+      for (int64_t i = 0; i < P; ++i) yc[i] = kernels::apply_epilogue(yc[i], e, 0);
     });
     return;
   }
@@ -163,8 +168,9 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
     for_tasks(N * group * blocks, [&](int64_t t, int) {
       const int64_t ng = t / blocks, p0 = (t % blocks) * kCols, pn = std::min(kCols, P - p0);
       const int64_t b = ng / group, g = ng % group;
-      kt.sgemm(pw + g * Mg * K, K, px + (b * C + g * Cg) * HWin + p0, HWin, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K,
-               pb ? pb + g * Mg : nullptr, lo, hi);
+      kernels::Epilogue e = ep;
+      e.bias = pb ? pb + g * Mg : nullptr;
+      kt.sgemm(pw + g * Mg * K, K, px + (b * C + g * Cg) * HWin + p0, HWin, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, e);
     });
     return;
   }
@@ -208,8 +214,9 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
               }
             }
           }
-    kt.sgemm(pw + g * Mg * K, K, col.data(), pn, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, pb ? pb + g * Mg : nullptr,
-             lo, hi);
+    kernels::Epilogue e = ep;
+    e.bias = pb ? pb + g * Mg : nullptr;
+    kt.sgemm(pw + g * Mg * K, K, col.data(), pn, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, e);
   });
 }
 
@@ -281,8 +288,7 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
       const float* xg = px + (b * C + g * Cg) * IN;
       auto task = [&](int64_t t, int) {
         const int64_t r0 = t * 16, rn = std::min<int64_t>(16, R - r0);
-        kt.sgemm(wt_t.data() + r0 * Cg, Cg, xg, IN, col.data() + r0 * IN, IN, rn, IN, Cg, nullptr,
-                 -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity());
+        kt.sgemm(wt_t.data() + r0 * Cg, Cg, xg, IN, col.data() + r0 * IN, IN, rn, IN, Cg, kernels::Epilogue{});
       };
       const int64_t tasks = (R + 15) / 16;
       if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
@@ -459,6 +465,21 @@ void gemm_rows(const float* a, int64_t m, const float* bt, int64_t nn, int64_t k
     for (int64_t t = 0; t < tasks; ++t) task(t, 0);
 }
 
+// y (m x n) = a (m x k) . b (k x n), all row-major: sgemm over tiles of rows and columns.
+void sgemm_split(const float* a, const float* b, float* y, int64_t m, int64_t nn, int64_t k, OpContext& ctx) {
+  const auto& kt = kernels::active();
+  constexpr int64_t kRows = 32, kCols = 240;
+  const int64_t rt = (m + kRows - 1) / kRows, ct = (nn + kCols - 1) / kCols;
+  auto task = [&](int64_t t, int) {
+    const int64_t r0 = (t / ct) * kRows, c0 = (t % ct) * kCols;
+    kt.sgemm(a + r0 * k, k, b + c0, nn, y + r0 * nn + c0, nn, std::min(kRows, m - r0), std::min(kCols, nn - c0), k,
+             kernels::Epilogue{});
+  };
+  if (ctx.pool && rt * ct > 1 && m * nn * k > 65536) ctx.pool->parallel_for(rt * ct, task);
+  else
+    for (int64_t t = 0; t < rt * ct; ++t) task(t, 0);
+}
+
 template <class T>
 void matmul_plain(const T* a, const T* b, T* y, int64_t m, int64_t k, int64_t nn) {
   for (int64_t i = 0; i < m; ++i)
@@ -521,8 +542,7 @@ void run_matmul(const Node& n, In in, Out out, OpContext& ctx) {
       for (int64_t i = 0; i < nb; ++i) {
         int64_t oa, ob;
         offsets(i, oa, ob);
-        std::vector<float> bt = transposed(b.data<float>() + ob * k * nn, k, nn);
-        gemm_rows(a.data<float>() + oa * m * k, m, bt.data(), nn, k, y.data<float>() + i * m * nn, ctx);
+        sgemm_split(a.data<float>() + oa * m * k, b.data<float>() + ob * k * nn, y.data<float>() + i * m * nn, m, nn, k, ctx);
       }
       break;
     case DataType::Double: generic(double{}); break;
@@ -596,10 +616,15 @@ void run_softmax(const Node& n, In in, Out out, OpContext& ctx) {
         continue;
       }
       double sum = 0;
-      for (int64_t j = 0; j < len; ++j) sum += std::exp(static_cast<double>(s[j * inner] - mx));
       for (int64_t j = 0; j < len; ++j) {
-        if (kKind == 0) d[j * inner] = static_cast<float>(std::exp(static_cast<double>(s[j * inner] - mx)) / sum);
-        else d[j * inner] = static_cast<float>(s[j * inner] - mx - std::log(sum));
+        const float e = std::exp(s[j * inner] - mx);
+        if (kKind == 0) d[j * inner] = e;
+        sum += e;
+      }
+      const float inv = static_cast<float>(1.0 / sum), log_sum = static_cast<float>(std::log(sum));
+      for (int64_t j = 0; j < len; ++j) {
+        if (kKind == 0) d[j * inner] *= inv;
+        else d[j * inner] = s[j * inner] - mx - log_sum;
       }
     }
 }
