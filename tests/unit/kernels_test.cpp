@@ -413,3 +413,21 @@ TEST(Kernels, AxpyStridedMatchesReference) {
         for (int64_t i = 0; i <= n; ++i) ASSERT_EQ(y[i], want[i]) << t->name << " stride " << stride << " n " << n << " @" << i;
       }
 }
+
+TEST(Kernels, DepthwiseRowMatchesReference) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const kernels::KernelTable* t : kernels::simd_kernels())
+    for (int stride : {1, 2, 3})
+      for (int k : {1, 3, 5})
+        for (int64_t n : {1, 7, 8, 9, 40, 113}) {
+          const int64_t ldx = n * stride + k + 9;
+          std::vector<float> x(ldx * k), w(k * k), want(n), got(n);
+          for (auto& v : x) v = u(rng);
+          for (auto& v : w) v = u(rng);
+          kernels::depthwise_row_ref(x.data(), ldx, w.data(), k, k, stride, want.data(), n);
+          t->depthwise_row(x.data(), ldx, w.data(), k, k, stride, got.data(), n);
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_NEAR(got[i], want[i], 1e-5f) << t->name << " stride " << stride << " k " << k << " n " << n << " @" << i;
+        }
+}

@@ -286,6 +286,7 @@ const KernelTable& ref_kernels() {
                              .gemm_f32 = gemm_f32_ref,
                              .sgemm = sgemm_ref,
                              .axpy_strided = axpy_strided_ref,
+                             .depthwise_row = depthwise_row_ref,
                              .f16 = nullptr,
                              .q5_0_row = nullptr,
                              .q5_1_row = nullptr,

@@ -127,6 +127,32 @@ void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float*
   }
 }
 
+void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n) {
+  int64_t o = 0;
+  if (stride == 1 || stride == 2) {
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    for (; o + 8 <= n; o += 8) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int i = 0; i < kh; ++i) {
+        const float* row = x + i * ldx + o * stride;
+        for (int j = 0; j < kw; ++j) {
+          __m256 v;
+          if (stride == 1) {
+            v = _mm256_loadu_ps(row + j);
+          } else {
+            const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + j), even);
+            const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + j + 8), even);
+            v = _mm256_permute2f128_ps(lo, hi, 0x20);
+          }
+          acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i * kw + j]), v, acc);
+        }
+      }
+      _mm256_storeu_ps(y + o, acc);
+    }
+  }
+  if (o < n) depthwise_row_ref(x + o * stride, ldx, w, kh, kw, stride, y + o, n - o);
+}
+
 void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n) {
   const __m256 av = _mm256_set1_ps(a);
   int64_t i = 0;

@@ -87,11 +87,24 @@ std::vector<int64_t> out_shape(const std::vector<int64_t>& x, int64_t channels, 
 // the rest gather im2col columns (a block of output pixels at a time) for the same GEMM.
 // Bias and a clamp (a fused Relu / Clip: attributes minnow_lo / minnow_hi) are applied in
 // the GEMM's store.
-void depthwise(const float* x, const float* w, float* y, const Window& wd, int64_t kh_n, int64_t kw_n) {
+// One channel: the input plane copied into a zero-padded scratch plane (so no tap needs a
+// bounds check), then a row kernel per output row. Dilation > 1 takes the strided-tap path.
+void depthwise(const float* x, const float* w, float* y, const Window& wd, int64_t kh_n, int64_t kw_n,
+               std::vector<float>& scratch) {
   const auto& kt = kernels::active();
   const int64_t OH = wd.out[1], OW = wd.out[2], IH = wd.in[1], IW = wd.in[2];
   const int64_t sh = wd.stride[1], sw = wd.stride[2], dh = wd.dilation[1], dw = wd.dilation[2];
   const int64_t ph = wd.pad_begin[1], pw = wd.pad_begin[2];
+  if (dh == 1 && dw == 1 && sw <= 2) {
+    // Rows and columns the windows reach, from -pad on.
+    const int64_t PH = std::max(IH + ph, (OH - 1) * sh + kh_n), PW = std::max(IW + pw, (OW - 1) * sw + kw_n) + 8;
+    scratch.assign(static_cast<size_t>(PH * PW), 0.0f);
+    for (int64_t ih = 0; ih < IH; ++ih) std::copy(x + ih * IW, x + (ih + 1) * IW, scratch.data() + (ih + ph) * PW + pw);
+    for (int64_t oh = 0; oh < OH; ++oh)
+      kt.depthwise_row(scratch.data() + oh * sh * PW, PW, w, static_cast<int>(kh_n), static_cast<int>(kw_n),
+                       static_cast<int>(sw), y + oh * OW, OW);
+    return;
+  }
   std::fill(y, y + OH * OW, 0.0f);
   for (int64_t kw = 0; kw < kw_n; ++kw) {
     // Output columns whose input column lies inside: iw = ow * sw - pw + kw * dw in [0, IW).
@@ -150,9 +163,10 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   };
 
   if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1) {  // depthwise
-    for_tasks(N * C, [&](int64_t t, int) {
+    std::vector<std::vector<float>> planes(ctx.pool ? ctx.pool->size() : 1);
+    for_tasks(N * C, [&](int64_t t, int thread) {
       float* yc = py + t * P;
-      depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2]);
+      depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2], planes[thread]);
       kernels::Epilogue e = ep;
       e.bias = pb ? pb + t % C : nullptr;
       for (int64_t i = 0; i < P; ++i) yc[i] = kernels::apply_epilogue(yc[i], e, 0);
