@@ -48,11 +48,12 @@ using SgemmFn = void (*)(const float* a, int64_t lda, const float* b, int64_t ld
 void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                int64_t k, const Epilogue& e);
 // One output row of a depthwise convolution over a zero-padded input plane:
-// y[o] = sum over i < kh, j < kw of w[i * kw + j] * x[i * ldx + o * stride + j] for o < n
-// (taps summed by fused multiply-adds in (i, j) order).
+// y[o] = epilogue(sum over i < kh, j < kw of w[i * kw + j] * x[i * ldx + o * stride + j])
+// for o < n (taps summed by fused multiply-adds in (i, j) order; the epilogue's row 0).
 using DepthwiseRowFn = void (*)(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y,
-                                int64_t n);
-void depthwise_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n);
+                                int64_t n, const Epilogue& e);
+void depthwise_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                       const Epilogue& e);
 // y[i] += a * x[i * stride] for i < n (stride 1 or 2): a depthwise convolution's tap on a row.
 using AxpyStridedFn = void (*)(float a, const float* x, int64_t stride, float* y, int64_t n);
 void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t n);

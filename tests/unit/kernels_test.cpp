@@ -425,8 +425,11 @@ TEST(Kernels, DepthwiseRowMatchesReference) {
           std::vector<float> x(ldx * k), w(k * k), want(n), got(n);
           for (auto& v : x) v = u(rng);
           for (auto& v : w) v = u(rng);
-          kernels::depthwise_row_ref(x.data(), ldx, w.data(), k, k, stride, want.data(), n);
-          t->depthwise_row(x.data(), ldx, w.data(), k, k, stride, got.data(), n);
+          const float bias = 0.25f;
+          kernels::Epilogue e;
+          if (n % 2) e.bias = &bias, e.hard_swish = true, e.scale = 0.5f, e.shift = 0.1f;
+          kernels::depthwise_row_ref(x.data(), ldx, w.data(), k, k, stride, want.data(), n, e);
+          t->depthwise_row(x.data(), ldx, w.data(), k, k, stride, got.data(), n, e);
           for (int64_t i = 0; i < n; ++i)
             ASSERT_NEAR(got[i], want[i], 1e-5f) << t->name << " stride " << stride << " k " << k << " n " << n << " @" << i;
         }

@@ -19,12 +19,13 @@ void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t
   for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i * stride], y[i]);
 }
 
-void depthwise_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n) {
+void depthwise_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                       const Epilogue& e) {
   for (int64_t o = 0; o < n; ++o) {
     float acc = 0;
     for (int i = 0; i < kh; ++i)
       for (int j = 0; j < kw; ++j) acc = std::fma(w[i * kw + j], x[i * ldx + o * stride + j], acc);
-    y[o] = acc;
+    y[o] = apply_epilogue(acc, e, 0);
   }
 }
 

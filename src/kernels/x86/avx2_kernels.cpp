@@ -335,7 +335,8 @@ void quantize_q15_avx2(const float* x, int64_t k, Q15Block* out) {
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k, const Epilogue& e);  // sgemm_avx2.cpp
 void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n);
-void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n);
+void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                        const Epilogue& e);
 
 const KernelTable& avx2_kernels() {
   static const KernelTable t{.name = "avx2",

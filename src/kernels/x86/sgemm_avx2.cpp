@@ -127,7 +127,9 @@ void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float*
   }
 }
 
-void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n) {
+void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                        const Epilogue& e) {
+  const VecEpilogue ep(e);
   int64_t o = 0;
   if (stride == 1 || stride == 2) {
     const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -147,7 +149,7 @@ void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int
           acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i * kw + j]), v, acc);
         }
       }
-      _mm256_storeu_ps(y + o, acc);
+      _mm256_storeu_ps(y + o, ep(acc, 0));
     }
   }
   // The tail, in the reference's order (std::fma is one instruction here).
@@ -155,7 +157,7 @@ void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int
     float acc = 0;
     for (int i = 0; i < kh; ++i)
       for (int j = 0; j < kw; ++j) acc = std::fma(w[i * kw + j], x[i * ldx + o * stride + j], acc);
-    y[o] = acc;
+    y[o] = apply_epilogue(acc, e, 0);
   }
 }
 

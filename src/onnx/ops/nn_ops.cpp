@@ -89,8 +89,9 @@ std::vector<int64_t> out_shape(const std::vector<int64_t>& x, int64_t channels, 
 // the GEMM's store.
 // One channel: the input plane copied into a zero-padded scratch plane (so no tap needs a
 // bounds check), then a row kernel per output row. Dilation > 1 takes the strided-tap path.
-void depthwise(const float* x, const float* w, float* y, const Window& wd, int64_t kh_n, int64_t kw_n,
-               std::vector<float>& scratch) {
+// Returns whether the epilogue was applied (the row kernel applies it; the dilated path does not).
+bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64_t kh_n, int64_t kw_n,
+               const kernels::Epilogue& ep, std::vector<float>& scratch) {
   const auto& kt = kernels::active();
   const int64_t OH = wd.out[1], OW = wd.out[2], IH = wd.in[1], IW = wd.in[2];
   const int64_t sh = wd.stride[1], sw = wd.stride[2], dh = wd.dilation[1], dw = wd.dilation[2];
@@ -98,12 +99,21 @@ void depthwise(const float* x, const float* w, float* y, const Window& wd, int64
   if (dh == 1 && dw == 1 && sw <= 2) {
     // Rows and columns the windows reach, from -pad on.
     const int64_t PH = std::max(IH + ph, (OH - 1) * sh + kh_n), PW = std::max(IW + pw, (OW - 1) * sw + kw_n) + 8;
-    scratch.assign(static_cast<size_t>(PH * PW), 0.0f);
-    for (int64_t ih = 0; ih < IH; ++ih) std::copy(x + ih * IW, x + (ih + 1) * IW, scratch.data() + (ih + ph) * PW + pw);
+    scratch.resize(static_cast<size_t>(PH * PW));
+    float* sp = scratch.data();
+    // Zero only the border: the input rows overwrite the rest.
+    std::fill(sp, sp + ph * PW, 0.0f);
+    for (int64_t ih = 0; ih < IH; ++ih) {
+      float* row = sp + (ih + ph) * PW;
+      std::fill(row, row + pw, 0.0f);
+      std::copy(x + ih * IW, x + (ih + 1) * IW, row + pw);
+      std::fill(row + pw + IW, row + PW, 0.0f);
+    }
+    std::fill(sp + (IH + ph) * PW, sp + PH * PW, 0.0f);
     for (int64_t oh = 0; oh < OH; ++oh)
       kt.depthwise_row(scratch.data() + oh * sh * PW, PW, w, static_cast<int>(kh_n), static_cast<int>(kw_n),
-                       static_cast<int>(sw), y + oh * OW, OW);
-    return;
+                       static_cast<int>(sw), y + oh * OW, OW, ep);
+    return true;
   }
   std::fill(y, y + OH * OW, 0.0f);
   for (int64_t kw = 0; kw < kw_n; ++kw) {
@@ -123,6 +133,7 @@ void depthwise(const float* x, const float* w, float* y, const Window& wd, int64
       }
     }
   }
+  return false;
 }
 
 void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
@@ -166,10 +177,10 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
     std::vector<std::vector<float>> planes(ctx.pool ? ctx.pool->size() : 1);
     for_tasks(N * C, [&](int64_t t, int thread) {
       float* yc = py + t * P;
-      depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2], planes[thread]);
       kernels::Epilogue e = ep;
       e.bias = pb ? pb + t % C : nullptr;
-      for (int64_t i = 0; i < P; ++i) yc[i] = kernels::apply_epilogue(yc[i], e, 0);
+      if (!depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2], e, planes[thread]))
+        for (int64_t i = 0; i < P; ++i) yc[i] = kernels::apply_epilogue(yc[i], e, 0);
     });
     return;
   }
