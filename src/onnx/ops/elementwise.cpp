@@ -157,7 +157,12 @@ struct SubOp { template <class T> auto operator()(T a, T b) const { return a - b
 struct MulOp { template <class T> auto operator()(T a, T b) const { return a * b; } };
 struct DivOp {
   template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return b == 0 ? T{0} : static_cast<T>(a / b);  // ONNX leaves x/0 undefined
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return T{0};  // ONNX leaves x / 0 undefined
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a));  // MIN / -1 would trap
+      return static_cast<T>(a / b);
+    }
     else return a / b;
   }
 };
@@ -170,6 +175,8 @@ struct ModOp {
   template <class T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return 0;  // MIN % -1 would trap
       T r = static_cast<T>(a % b);
       return (!kFmod && r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
     } else {
