@@ -13,6 +13,44 @@ namespace {
 
 bool is_constant(const Graph& g, int id) { return id < 0 || g.constants.count(id); }
 
+// How many nodes (and graph outputs) read each value.
+std::unordered_map<int, int> count_readers(const Graph& g) {
+  std::unordered_map<int, int> readers;
+  for (auto& n : g.nodes)
+    for (int id : n.inputs) ++readers[id];
+  for (int id : g.output_ids) ++readers[id];
+  return readers;
+}
+
+// Value id -> index of the node that produces it (outputs) or the last node reading it (inputs).
+std::unordered_map<int, size_t> node_index(const Graph& g, bool by_outputs) {
+  std::unordered_map<int, size_t> index;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int id : by_outputs ? g.nodes[i].outputs : g.nodes[i].inputs) index[id] = i;
+  return index;
+}
+
+// The rewrites mark a node for removal by clearing its op_type.
+void drop_cleared(Graph& g) {
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
+                g.nodes.end());
+}
+
+void set_attr(Node& n, const char* name, float f, int64_t i = 0, bool is_int = false) {
+  for (auto& a : n.attrs)
+    if (a.name == name) {
+      a.f = f;
+      a.i = i;
+      return;
+    }
+  Attribute a;
+  a.kind = is_int ? Attribute::Kind::Int : Attribute::Kind::Float;
+  a.name = name;
+  a.f = f;
+  a.i = i;
+  n.attrs.push_back(a);
+}
+
 // Nodes whose inputs are all constants run once here and become constants.
 int fold_constants(Graph& g, int64_t opset) {
   int folded = 0;
@@ -66,13 +104,8 @@ int remove_dead(Graph& g) {
 // Conv (constant weights) -> BatchNormalization (constant statistics), where nothing else
 // reads the convolution's output: W' = W * a, B' = (B - mean) * a + beta, a = gamma / sqrt(var + eps).
 int fuse_batch_norms(Graph& g) {
-  std::unordered_map<int, int> consumers;
-  for (auto& n : g.nodes)
-    for (int id : n.inputs) ++consumers[id];
-  for (int id : g.output_ids) ++consumers[id];
-  std::unordered_map<int, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int id : g.nodes[i].outputs) producer[id] = i;
+  auto consumers = count_readers(g);
+  auto producer = node_index(g, true);
   int fused = 0;
   std::vector<bool> drop(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -149,13 +182,8 @@ int fuse_into_convs(Graph& g) {
   int fused = 0;
   for (bool changed = true; changed;) {
     changed = false;
-    std::unordered_map<int, int> consumers;
-    for (auto& n : g.nodes)
-      for (int id : n.inputs) ++consumers[id];
-    for (int id : g.output_ids) ++consumers[id];
-    std::unordered_map<int, size_t> reader;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int id : g.nodes[i].inputs) reader[id] = i;
+    auto consumers = count_readers(g);
+    auto reader = node_index(g, false);
     for (size_t ci = 0; ci < g.nodes.size() && !changed; ++ci) {
       Node& conv = g.nodes[ci];
       if (conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2) continue;
@@ -174,15 +202,6 @@ int fuse_into_convs(Graph& g) {
         if (bit == g.constants.end() || bit->second->size() != M) continue;
         bias.assign(bit->second->data<float>(), bit->second->data<float>() + M);
       }
-      auto set_attr = [&](const char* name, float v) {
-        for (auto& a : conv.attrs)
-          if (a.name == name) { a.f = v; return; }
-        Attribute a;
-        a.kind = Attribute::Kind::Float;
-        a.name = name;
-        a.f = v;
-        conv.attrs.push_back(a);
-      };
       bool ok = false;
       if ((next.op_type == "Mul" || next.op_type == "Add") && next.inputs.size() == 2 && !clamped) {
         const int other = next.inputs[0] == out ? next.inputs[1] : next.inputs[0];
@@ -208,16 +227,12 @@ int fuse_into_convs(Graph& g) {
           ok = true;
         }
       } else if (next.op_type == "HardSwish" && !conv.find("minnow_hard_swish")) {
-        Attribute a;
-        a.kind = Attribute::Kind::Int;
-        a.name = "minnow_hard_swish";
-        a.i = 1;
-        conv.attrs.push_back(a);
-        set_attr("minnow_scale", next.get_float("minnow_scale", 1.0f));
-        set_attr("minnow_shift", next.get_float("minnow_shift", 0.0f));
+        set_attr(conv, "minnow_hard_swish", 0, 1, true);
+        set_attr(conv, "minnow_scale", next.get_float("minnow_scale", 1.0f));
+        set_attr(conv, "minnow_shift", next.get_float("minnow_shift", 0.0f));
         ok = true;
       } else if (next.op_type == "Relu" && !clamped) {
-        set_attr("minnow_lo", 0.0f);
+        set_attr(conv, "minnow_lo", 0.0f);
         ok = true;
       } else if (next.op_type == "Clip" && !clamped) {
         float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
@@ -233,16 +248,15 @@ int fuse_into_convs(Graph& g) {
           else (k == 1 ? lo : hi) = it->second->data<float>()[0];
         }
         if (bounds) {
-          set_attr("minnow_lo", lo);
-          set_attr("minnow_hi", hi);
+          set_attr(conv, "minnow_lo", lo);
+          set_attr(conv, "minnow_hi", hi);
           ok = true;
         }
       }
       if (!ok) continue;
       conv.outputs[0] = next.outputs[0];
-      next.op_type = "";  // removed below
-      g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
-                    g.nodes.end());
+      next.op_type = "";
+      drop_cleared(g);
       ++fused;
       changed = true;
     }
@@ -257,13 +271,8 @@ int fuse_hard_swish(Graph& g) {
     return it != g.constants.end() && it->second->dtype() == DataType::Float && it->second->size() == 1 &&
            it->second->data<float>()[0] == want;
   };
-  std::unordered_map<int, int> consumers;
-  for (auto& n : g.nodes)
-    for (int id : n.inputs) ++consumers[id];
-  for (int id : g.output_ids) ++consumers[id];
-  std::unordered_map<int, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int id : g.nodes[i].outputs) producer[id] = i;
+  auto consumers = count_readers(g);
+  auto producer = node_index(g, true);
   auto made_by = [&](int id, const char* op) -> Node* {
     auto it = producer.find(id);
     return it != producer.end() && g.nodes[it->second].op_type == op ? &g.nodes[it->second] : nullptr;
@@ -291,17 +300,11 @@ int fuse_hard_swish(Graph& g) {
       break;
     }
   }
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
-                g.nodes.end());
+  drop_cleared(g);
   // A scalar Mul and then a scalar Add after it (a learnable affine layer) go into its
   // attributes minnow_scale / minnow_shift.
-  consumers.clear();
-  for (auto& n : g.nodes)
-    for (int id : n.inputs) ++consumers[id];
-  for (int id : g.output_ids) ++consumers[id];
-  std::unordered_map<int, size_t> reader;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int id : g.nodes[i].inputs) reader[id] = i;
+  consumers = count_readers(g);
+  auto reader = node_index(g, false);
   auto scalar_value = [&](int id, float* v) {
     auto it = g.constants.find(id);
     if (it == g.constants.end() || it->second->dtype() != DataType::Float || it->second->size() != 1) return false;
@@ -324,16 +327,10 @@ int fuse_hard_swish(Graph& g) {
       next.op_type = "";
       ++fused;
     }
-    for (auto [name, v] : {std::pair{"minnow_scale", scale}, std::pair{"minnow_shift", shift}}) {
-      Attribute a;
-      a.kind = Attribute::Kind::Float;
-      a.name = name;
-      a.f = v;
-      hs.attrs.push_back(a);
-    }
+    set_attr(hs, "minnow_scale", scale);
+    set_attr(hs, "minnow_shift", shift);
   }
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type.empty(); }),
-                g.nodes.end());
+  drop_cleared(g);
   return fused;
 }
 

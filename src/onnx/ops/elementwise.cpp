@@ -29,19 +29,6 @@ std::vector<int64_t> broadcast_shapes(const Node& n, const std::vector<std::vect
 namespace {
 
 template <class F>
-void numeric_type(const Node& n, DataType t, F&& f) {
-  switch (t) {
-    case DataType::Float: f(float{}); break;
-    case DataType::Double: f(double{}); break;
-    case DataType::Int32: f(int32_t{}); break;
-    case DataType::Int64: f(int64_t{}); break;
-    case DataType::UInt8: f(uint8_t{}); break;
-    case DataType::Int8: f(int8_t{}); break;
-    default: n.fail(std::string("element type ") + dtype_name(t) + " is not supported");
-  }
-}
-
-template <class F>
 void float_type(const Node& n, DataType t, F&& f) {
   if (t == DataType::Float) f(float{});
   else if (t == DataType::Double) f(double{});

@@ -245,7 +245,7 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   });
 }
 
-// --- ConvTranspose: scatter each input position's products (the reference form).
+// --- ConvTranspose: one GEMM of the transposed filters by the input, then a scatter.
 void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   const Tensor& wt = need(n, in, 1);

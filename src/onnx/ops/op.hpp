@@ -39,4 +39,18 @@ int64_t normalize_axis(const Node& n, int64_t axis, int rank);  // -rank..rank-1
 std::vector<int64_t> read_ints(const Node& n, const Tensor& t);  // an int32/int64 tensor's values
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 
+// Calls f(T{}) with T the C++ type of a numeric element type (every DataType but Bool).
+template <class F>
+void numeric_type(const Node& n, DataType t, F&& f) {
+  switch (t) {
+    case DataType::Float: f(float{}); break;
+    case DataType::Double: f(double{}); break;
+    case DataType::Int32: f(int32_t{}); break;
+    case DataType::Int64: f(int64_t{}); break;
+    case DataType::UInt8: f(uint8_t{}); break;
+    case DataType::Int8: f(int8_t{}); break;
+    default: n.fail(std::string("element type ") + dtype_name(t) + " is not supported");
+  }
+}
+
 }  // namespace minnow::onnx

@@ -87,15 +87,7 @@ void run_reduce(const Node& n, In in, Out out, OpContext&) {
     }
     *out[0] = std::move(y);
   };
-  switch (x.dtype()) {
-    case DataType::Float: body(float{}); break;
-    case DataType::Double: body(double{}); break;
-    case DataType::Int32: body(int32_t{}); break;
-    case DataType::Int64: body(int64_t{}); break;
-    case DataType::UInt8: body(uint8_t{}); break;
-    case DataType::Int8: body(int8_t{}); break;
-    default: n.fail(std::string("element type ") + dtype_name(x.dtype()) + " is not supported");
-  }
+  numeric_type(n, x.dtype(), body);
 }
 
 template <bool kMax>
@@ -130,15 +122,7 @@ void run_arg(const Node& n, In in, Out out, OpContext&) {
         y.data<int64_t>()[o * inner + i] = best;
       }
   };
-  switch (x.dtype()) {
-    case DataType::Float: body(float{}); break;
-    case DataType::Double: body(double{}); break;
-    case DataType::Int32: body(int32_t{}); break;
-    case DataType::Int64: body(int64_t{}); break;
-    case DataType::UInt8: body(uint8_t{}); break;
-    case DataType::Int8: body(int8_t{}); break;
-    default: n.fail(std::string("element type ") + dtype_name(x.dtype()) + " is not supported");
-  }
+  numeric_type(n, x.dtype(), body);
   *out[0] = std::move(y);
 }
 
