@@ -47,6 +47,12 @@ using SgemmFn = void (*)(const float* a, int64_t lda, const float* b, int64_t ld
                          int64_t n, int64_t k, const Epilogue& e);
 void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                int64_t k, const Epilogue& e);
+// sgemm with B's row p at b[p] (B[p][j] = b[p][j]): a convolution's taps read straight from
+// its padded input, with no im2col copy.
+using SgemmRowsFn = void (*)(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m,
+                             int64_t n, int64_t k, const Epilogue& e);
+void sgemm_rows_ref(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                    int64_t k, const Epilogue& e);
 // One output row of a depthwise convolution over a zero-padded input plane:
 // y[o] = epilogue(sum over i < kh, j < kw of w[i * kw + j] * x[i * ldx + o * stride + j])
 // for o < n (taps summed by fused multiply-adds in (i, j) order; the epilogue's row 0).
@@ -95,6 +101,7 @@ struct KernelTable {
   DotF32Fn dot_f32;
   GemmF32Fn gemm_f32;
   SgemmFn sgemm;
+  SgemmRowsFn sgemm_rows;
   AxpyStridedFn axpy_strided;
   DepthwiseRowFn depthwise_row;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)

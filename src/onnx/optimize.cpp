@@ -55,7 +55,8 @@ void set_attr(Node& n, const char* name, float f, int64_t i = 0, bool is_int = f
 int fold_constants(Graph& g, int64_t opset) {
   int folded = 0;
   std::vector<Node> kept;
-  OpContext ctx{nullptr, opset};
+  OpContext ctx;
+  ctx.opset = opset;
   for (auto& n : g.nodes) {
     bool all = !n.inputs.empty();
     for (int id : n.inputs) all = all && is_constant(g, id);

@@ -285,6 +285,7 @@ const KernelTable& ref_kernels() {
                              .dot_f32 = dot_f32_ref,
                              .gemm_f32 = gemm_f32_ref,
                              .sgemm = sgemm_ref,
+                             .sgemm_rows = sgemm_rows_ref,
                              .axpy_strided = axpy_strided_ref,
                              .depthwise_row = depthwise_row_ref,
                              .f16 = nullptr,

@@ -15,6 +15,16 @@ void sgemm_ref(const float* a, int64_t lda, const float* b, int64_t ldb, float* 
     }
 }
 
+void sgemm_rows_ref(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                    int64_t k, const Epilogue& e) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * lda + p], b[p][j], acc);
+      c[i * ldc + j] = apply_epilogue(acc, e, i);
+    }
+}
+
 void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, x[i * stride], y[i]);
 }

@@ -334,6 +334,8 @@ void quantize_q15_avx2(const float* x, int64_t k, Q15Block* out) {
 
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k, const Epilogue& e);  // sgemm_avx2.cpp
+void sgemm_rows_avx2(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                     int64_t k, const Epilogue& e);
 void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n);
 void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                         const Epilogue& e);
@@ -343,6 +345,7 @@ const KernelTable& avx2_kernels() {
                              .dot_f32 = dot_f32_avx2,
                              .gemm_f32 = gemm_f32_avx2,
                              .sgemm = sgemm_avx2,
+                             .sgemm_rows = sgemm_rows_avx2,
                              .axpy_strided = axpy_strided_avx2,
                              .depthwise_row = depthwise_row_avx2,
                              .f16 = dot_f16_avx2,

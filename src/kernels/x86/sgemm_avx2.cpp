@@ -1,9 +1,12 @@
-// sgemm (kernels/ops.hpp) with AVX2 + FMA: register tiles of R rows x V vectors of 8
-// columns (4 x 3 in the body), B's rows streamed along k, bias and clamp fused into the store.
+// sgemm and sgemm_rows (kernels/ops.hpp) with AVX2 + FMA: register tiles of R rows x V
+// vectors of 8 columns (6 x 2 in the body), B's rows streamed along k through their
+// pointers, the epilogue fused into the store. The dense form names its rows and runs the
+// same code.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/ops.hpp"
 
@@ -36,16 +39,27 @@ __m256i lane_mask(int64_t cols) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols)), idx);
 }
 
+// Where a tile's sums start and end: a k-block after the first continues the sums stored
+// in C (the same fused multiply-add chain in p order), and only the last applies the epilogue.
+struct Pass {
+  const VecEpilogue& ep;
+  bool resume, finish;
+  __m256 start(const float* c) const { return resume ? _mm256_loadu_ps(c) : _mm256_setzero_ps(); }
+  __m256 start(const float* c, __m256i mask) const { return resume ? _mm256_maskload_ps(c, mask) : _mm256_setzero_ps(); }
+  __m256 end(__m256 v, int64_t row) const { return finish ? ep(v, row) : v; }
+};
+
 // R rows x V vectors at (i, j); the last vector holds `tail` columns (1..8).
 template <int R, int V, bool kMasked>
-void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t k,
-          const VecEpilogue& ep, int64_t row0, int64_t tail) {
+void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+          const Pass& pass, int64_t row0, int64_t tail) {
+  const __m256i mask = lane_mask(tail);
   __m256 acc[R][V];
   for (int r = 0; r < R; ++r)
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
-  const __m256i mask = lane_mask(tail);
+    for (int v = 0; v < V; ++v)
+      acc[r][v] = (kMasked && v == V - 1) ? pass.start(c + r * ldc + v * 8, mask) : pass.start(c + r * ldc + v * 8);
   for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
+    const float* bp = b[p] + j;
     __m256 bv[V];
     for (int v = 0; v < V; ++v) bv[v] = (kMasked && v == V - 1) ? _mm256_maskload_ps(bp + v * 8, mask) : _mm256_loadu_ps(bp + v * 8);
     for (int r = 0; r < R; ++r) {
@@ -55,7 +69,7 @@ void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, in
   }
   for (int r = 0; r < R; ++r) {
     for (int v = 0; v < V; ++v) {
-      const __m256 x = ep(acc[r][v], row0 + r);
+      const __m256 x = pass.end(acc[r][v], row0 + r);
       float* out = c + r * ldc + v * 8;
       if (kMasked && v == V - 1) _mm256_maskstore_ps(out, mask, x);
       else _mm256_storeu_ps(out, x);
@@ -63,68 +77,93 @@ void tile(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, in
   }
 }
 
-// The body's 4 x 24 tile with named accumulators (GCC keeps an accumulator array in memory).
-void tile_4x24(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t k,
-               const VecEpilogue& ep, int64_t row0) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00, c12 = c00;
-  __m256 c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00, c32 = c00;
+// The body's 6 x 16 tile with named accumulators: 12 sums, 2 B vectors and a broadcast
+// (GCC keeps an accumulator array in memory, and spills a 4 x 24 tile's 16 at -O3).
+void tile_6x16(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+               const Pass& pass, int64_t row0) {
+  float* cr[6];
+  for (int r = 0; r < 6; ++r) cr[r] = c + r * ldc;
+  __m256 c00 = pass.start(cr[0]), c01 = pass.start(cr[0] + 8), c10 = pass.start(cr[1]), c11 = pass.start(cr[1] + 8);
+  __m256 c20 = pass.start(cr[2]), c21 = pass.start(cr[2] + 8), c30 = pass.start(cr[3]), c31 = pass.start(cr[3] + 8);
+  __m256 c40 = pass.start(cr[4]), c41 = pass.start(cr[4] + 8), c50 = pass.start(cr[5]), c51 = pass.start(cr[5] + 8);
   const float* a0 = a;
-  const float* a1 = a + lda;
-  const float* a2 = a + 2 * lda;
-  const float* a3 = a + 3 * lda;
-  for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
-    const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8), b2 = _mm256_loadu_ps(bp + 16);
-    __m256 av = _mm256_broadcast_ss(a0 + p);
-    c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01); c02 = _mm256_fmadd_ps(av, b2, c02);
-    av = _mm256_broadcast_ss(a1 + p);
-    c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11); c12 = _mm256_fmadd_ps(av, b2, c12);
-    av = _mm256_broadcast_ss(a2 + p);
-    c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21); c22 = _mm256_fmadd_ps(av, b2, c22);
-    av = _mm256_broadcast_ss(a3 + p);
-    c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31); c32 = _mm256_fmadd_ps(av, b2, c32);
+  for (int64_t p = 0; p < k; ++p, ++a0) {
+    const float* bp = b[p] + j;
+    const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+    __m256 av = _mm256_broadcast_ss(a0);
+    c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a0 + lda);
+    c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a0 + 2 * lda);
+    c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a0 + 3 * lda);
+    c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a0 + 4 * lda);
+    c40 = _mm256_fmadd_ps(av, b0, c40); c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a0 + 5 * lda);
+    c50 = _mm256_fmadd_ps(av, b0, c50); c51 = _mm256_fmadd_ps(av, b1, c51);
   }
-  auto store = [&](int r, __m256 x0, __m256 x1, __m256 x2) {
-    float* out = c + r * ldc;
-    _mm256_storeu_ps(out, ep(x0, row0 + r));
-    _mm256_storeu_ps(out + 8, ep(x1, row0 + r));
-    _mm256_storeu_ps(out + 16, ep(x2, row0 + r));
+  auto store = [&](int r, __m256 x0, __m256 x1) {
+    _mm256_storeu_ps(cr[r], pass.end(x0, row0 + r));
+    _mm256_storeu_ps(cr[r] + 8, pass.end(x1, row0 + r));
   };
-  store(0, c00, c01, c02);
-  store(1, c10, c11, c12);
-  store(2, c20, c21, c22);
-  store(3, c30, c31, c32);
+  store(0, c00, c01);
+  store(1, c10, c11);
+  store(2, c20, c21);
+  store(3, c30, c31);
+  store(4, c40, c41);
+  store(5, c50, c51);
 }
 
+// Rows i .. i + R of the column range [j, j + w) (w <= 16).
 template <int R>
-void rows(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t n, int64_t k,
-          const VecEpilogue& ep, int64_t row0) {
-  int64_t j = 0;
-  for (; j + 24 <= n; j += 24) {
-    if constexpr (R == 4) tile_4x24(a, lda, b + j, ldb, c + j, ldc, k, ep, row0);
-    else tile<R, 3, false>(a, lda, b + j, ldb, c + j, ldc, k, ep, row0, 8);
+void tile_any(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc, int64_t k,
+              const Pass& pass, int64_t row0) {
+  if (w == 16) {
+    if constexpr (R == 6) tile_6x16(a, lda, b, j, c + j, ldc, k, pass, row0);
+    else tile<R, 2, false>(a, lda, b, j, c + j, ldc, k, pass, row0, 8);
+    return;
   }
-  for (; j + 8 <= n; j += 8) tile<R, 1, false>(a, lda, b + j, ldb, c + j, ldc, k, ep, row0, 8);
-  if (j < n) tile<R, 1, true>(a, lda, b + j, ldb, c + j, ldc, k, ep, row0, n - j);
+  if (w >= 8) {
+    tile<R, 1, false>(a, lda, b, j, c + j, ldc, k, pass, row0, 8);
+    j += 8, w -= 8;
+  }
+  if (w > 0) tile<R, 1, true>(a, lda, b, j, c + j, ldc, k, pass, row0, w);
 }
 
 }  // namespace
 
+void sgemm_rows_avx2(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                     int64_t k, const Epilogue& e) {
+  const VecEpilogue ep(e);
+  // Blocks of kKc along k keep a 16-column strip of B (kKc x 16 floats, 8 KiB) in L1
+  // while every row block passes over it.
+  constexpr int64_t kKc = 128;
+  for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
+    const int64_t kc = std::min(kKc, k - k0);
+    const Pass pass{ep, k0 > 0, k0 + kc >= k};
+    const float* ak = a + k0;
+    const float* const* bk = b + k0;
+    for (int64_t j = 0; j < n; j += 16) {
+      const int64_t w = std::min<int64_t>(16, n - j);
+      int64_t i = 0;
+      for (; i + 6 <= m; i += 6) tile_any<6>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
+      const int64_t left = m - i;
+      if (left >= 4) tile_any<4>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
+      if (left == 5) tile_any<1>(ak + (i + 4) * lda, lda, bk, j, w, c + (i + 4) * ldc, ldc, kc, pass, i + 4);
+      if (left == 3) tile_any<3>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
+      if (left == 2) tile_any<2>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
+      if (left == 1) tile_any<1>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
+    }
+  }
+}
+
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k, const Epilogue& e) {
-  const VecEpilogue ep(e);
-  // Column panels of 240 keep the B rows a tile walks (k x 240 floats) cache-resident
-  // across the row blocks.
-  constexpr int64_t kPanel = 240;
-  for (int64_t j0 = 0; j0 < n; j0 += kPanel) {
-    const int64_t nj = std::min(kPanel, n - j0);
-    int64_t i = 0;
-    for (; i + 4 <= m; i += 4) rows<4>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
-    const int64_t left = m - i;
-    if (left == 3) rows<3>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
-    if (left == 2) rows<2>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
-    if (left == 1) rows<1>(a + i * lda, lda, b + j0, ldb, c + i * ldc + j0, ldc, nj, k, ep, i);
-  }
+  thread_local std::vector<const float*> b_rows;
+  b_rows.resize(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  for (int64_t p = 0; p < k; ++p) b_rows[p] = b + p * ldb;
+  sgemm_rows_avx2(a, lda, b_rows.data(), c, ldc, m, n, k, e);
 }
 
 void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,

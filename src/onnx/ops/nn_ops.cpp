@@ -136,6 +136,88 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
   return false;
 }
 
+// A 1-D or 2-D convolution without im2col. Each image's input is zero-padded and split into
+// stride phases: plane (c, rp, cp) holds the padded rows rp, rp + sh, ... and in each the
+// columns cp, cp + sw, ... (PHs x PWs). Tap (c, kh, kw) of output pixel (oh, ow) then reads
+// plane (c, (kh dh) % sh, (kw dw) % sw) at row oh + (kh dh) / sh, column ow + (kw dw) / sw:
+// over the "wide" grid q = oh * PWs + ow (every row PWs wide, the columns from OW on
+// wasted), tap p's values are one contiguous run from base_p + q. So a block of the wide grid
+// is one sgemm_rows call whatever the image size, its sums in im2col's order (the same
+// results), and the valid columns are copied out.
+void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, int64_t N, int64_t group, int64_t Cg,
+                  int64_t Mg, const Window& w, const kernels::Epilogue& ep, OpContext& ctx) {
+  const auto& kt = kernels::active();
+  const int64_t IH = w.in[1], IW = w.in[2], OH = w.out[1], OW = w.out[2], KH = w.kernel[1], KW = w.kernel[2];
+  const int64_t sh = w.stride[1], sw = w.stride[2], dh = w.dilation[1], dw = w.dilation[2];
+  const int64_t ph = w.pad_begin[1], pwd = w.pad_begin[2];
+  // Rows and columns of every phase: enough for the windows, and a spare row that the wide
+  // grid's last wasted columns run into.
+  const int64_t PHs = std::max((IH + ph + sh - 1) / sh, OH + (KH - 1) * dh / sh) + 1;
+  const int64_t PWs = std::max((IW + pwd + sw - 1) / sw, OW + (KW - 1) * dw / sw);
+  const int64_t phase = PHs * PWs, plane = sh * sw * phase, C = Cg * group, K = Cg * KH * KW;
+  constexpr int64_t kBlock = 192;  // wide-grid columns per task (a multiple of the kernel's 24)
+  const int64_t wide = OH * PWs, blocks = (wide + kBlock - 1) / kBlock;
+  const int threads = ctx.pool ? ctx.pool->size() : 1;
+  ctx.scratch.resize(static_cast<size_t>(C * plane + threads * Mg * kBlock));
+  float* buf = ctx.scratch.data();
+  auto for_tasks = [&](int64_t tasks, auto&& fn) {
+    if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, [&](int64_t t, int th) { fn(t, th); });
+    else
+      for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
+  };
+  for (int64_t b = 0; b < N; ++b) {
+    for_tasks(C * sh * sw, [&](int64_t t, int) {
+      const int64_t c = t / (sh * sw), rp = (t / sw) % sh, cp = t % sw;
+      const float* x = px + (b * C + c) * IH * IW;
+      float* dst = buf + c * plane + (rp * sw + cp) * phase;
+      // Columns j with cp + sw * j - pwd inside [0, IW).
+      const int64_t j0 = std::min(PWs, std::max<int64_t>(0, (pwd - cp + sw - 1) / sw));
+      const int64_t j1 = std::max(j0, std::min(PWs, (IW + pwd - cp + sw - 1) / sw));
+      for (int64_t r = 0; r < PHs; ++r) {
+        float* out = dst + r * PWs;
+        const int64_t ih = rp + r * sh - ph;
+        if (ih < 0 || ih >= IH) {
+          std::fill(out, out + PWs, 0.0f);
+          continue;
+        }
+        const float* src = x + ih * IW + cp + sw * j0 - pwd;
+        std::fill(out, out + j0, 0.0f);
+        if (sw == 1) std::copy(src, src + (j1 - j0), out + j0);
+        else
+          for (int64_t j = j0; j < j1; ++j) out[j] = src[(j - j0) * sw];
+        std::fill(out + j1, out + PWs, 0.0f);
+      }
+    });
+    for_tasks(group * blocks, [&](int64_t t, int thread) {
+      const int64_t g = t / blocks, q0 = (t % blocks) * kBlock, qn = std::min(kBlock, wide - q0);
+      thread_local std::vector<const float*> rows;
+      rows.resize(static_cast<size_t>(K));
+      size_t i = 0;
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t rp = (kh * dh) % sh, cp = (kw * dw) % sw;
+            rows[i++] = buf + (g * Cg + c) * plane + (rp * sw + cp) * phase + (kh * dh / sh) * PWs + kw * dw / sw + q0;
+          }
+      kernels::Epilogue e = ep;
+      e.bias = pb ? pb + g * Mg : nullptr;
+      float* wide_out = buf + C * plane + thread * Mg * kBlock;
+      kt.sgemm_rows(pw + g * Mg * K, K, rows.data(), wide_out, kBlock, Mg, qn, K, e);
+      // The valid columns of the block, row by row of the output.
+      float* y = py + (b * group + g) * Mg * OH * OW;
+      for (int64_t q = q0; q < q0 + qn;) {
+        const int64_t oh = q / PWs, ow = q % PWs, run = std::min(q0 + qn, (oh + 1) * PWs) - q;
+        if (ow < OW) {
+          const int64_t n = std::min(run, OW - ow);
+          for (int64_t m = 0; m < Mg; ++m)
+            std::copy_n(wide_out + m * kBlock + (q - q0), n, y + m * OH * OW + oh * OW + ow);
+        }
+        q += run;
+      }
+    });
+  }
+}
+
 void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   const Tensor& wt = need(n, in, 1);
@@ -197,6 +279,10 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
       e.bias = pb ? pb + g * Mg : nullptr;
       kt.sgemm(pw + g * Mg * K, K, px + (b * C + g * Cg) * HWin + p0, HWin, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, e);
     });
+    return;
+  }
+  if (w.in[0] == 1 && w.kernel[0] == 1 && w.pad_begin[0] == 0) {
+    conv_by_rows(px, pw, pb, py, N, group, Cg, Mg, w, ep, ctx);
     return;
   }
   std::vector<std::vector<float>> scratch(ctx.pool ? ctx.pool->size() : 1);

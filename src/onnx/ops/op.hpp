@@ -16,6 +16,7 @@ namespace minnow::onnx {
 struct OpContext {
   ThreadPool* pool = nullptr;
   int64_t opset = 0;
+  std::vector<float> scratch;  // an operator's working memory, kept between nodes and runs
 };
 
 // in[i] is nullptr for an omitted optional input; out[i] for an omitted output.
