@@ -169,3 +169,34 @@ TEST(Onnx, RuntimeErrorsNameTheNode) {
   EXPECT_THROW(s->input("nope"), minnow::Error);
   EXPECT_THROW(net->create_session({{"nope", {1}}}), minnow::Error);
 }
+
+// ConvTranspose whose kernel equals its stride (one tap per output pixel: the GEMM and
+// interleave path), with groups and bias, against the definition summed here.
+TEST(Onnx, ConvTransposeKernelEqualStride) {
+  const int64_t C = 4, group = 2, Mg = 3, IH = 3, IW = 5, S = 2;
+  std::vector<float> w(C * Mg * S * S), bias(Mg * group), x(C * IH * IW);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.7f * i);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * i - 0.2f;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.3f * i);
+  Msg strides = Msg().s(1, "strides").i(20, 7).i(8, S).i(8, S);
+  Msg groups = Msg().s(1, "group").i(20, 2).i(3, group);
+  Msg g;
+  g.m(1, node("ConvTranspose", {"x", "w", "b"}, {"y"}).m(5, strides).m(5, groups));
+  g.m(5, float_tensor("w", {C, Mg, S, S}, w)).m(5, float_tensor("b", {Mg * group}, bias));
+  g.m(11, value_info("x", {1, C, IH, IW})).m(12, value_info("y", {1, Mg * group, IH * S, IW * S}));
+  auto s = Interpreter::from_bytes(model(g))->create_session();
+  std::copy(x.begin(), x.end(), s->input("x").data<float>());
+  s->run();
+  const Tensor& y = s->output("y");
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{1, Mg * group, IH * S, IW * S}));
+  const int64_t Cg = C / group, OH = IH * S, OW = IW * S;
+  for (int64_t m = 0; m < Mg * group; ++m)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t gi = m / Mg, ih = oh / S, iw = ow / S;
+        float want = bias[m];
+        for (int64_t c = 0; c < Cg; ++c)
+          want += w[(((gi * Cg + c) * Mg + m % Mg) * S + oh % S) * S + ow % S] * x[((gi * Cg + c) * IH + ih) * IW + iw];
+        ASSERT_NEAR(y.data<float>()[(m * OH + oh) * OW + ow], want, 1e-5f) << m << " " << oh << " " << ow;
+      }
+}

@@ -331,6 +331,43 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   });
 }
 
+// A 2-D (or 1-D) transposed convolution whose kernel equals its stride, without padding
+// (the usual learned 2x upsampling): every output pixel has exactly one tap. Per input row,
+// one GEMM of the transposed filters (rows (m, kh, kw)) by the row's channels, then the
+// sums plus bias written interleaved to output rows ih * sh + kh, columns iw * sw + kw.
+void conv_transpose_tiles(const float* px, const float* pw, const float* pbias, float* py, int64_t N, int64_t group,
+                          int64_t Cg, int64_t Mg, int64_t IH, int64_t IW, int64_t sh, int64_t sw, OpContext& ctx) {
+  const auto& kt = kernels::active();
+  const int64_t R = Mg * sh * sw, C = Cg * group, OW = IW * sw, ON = IH * sh * OW;
+  const int threads = ctx.pool ? ctx.pool->size() : 1;
+  ctx.scratch.resize(static_cast<size_t>(group * R * Cg + threads * R * IW));
+  float* wt_t = ctx.scratch.data();
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t r = 0; r < R; ++r) wt_t[(g * R + r) * Cg + c] = pw[(g * Cg + c) * R + r];
+  auto task = [&](int64_t t, int thread) {
+    const int64_t ih = t % IH, g = (t / IH) % group, b = t / (IH * group);
+    float* col = ctx.scratch.data() + group * R * Cg + thread * R * IW;
+    kt.sgemm(wt_t + g * R * Cg, Cg, px + (b * C + g * Cg) * IH * IW + ih * IW, IH * IW, col, IW, R, IW, Cg,
+             kernels::Epilogue{});
+    for (int64_t m = 0; m < Mg; ++m) {
+      const float add = pbias ? pbias[g * Mg + m] : 0.0f;
+      float* yo = py + (b * group * Mg + g * Mg + m) * ON;
+      for (int64_t kh = 0; kh < sh; ++kh) {
+        float* yr = yo + (ih * sh + kh) * OW;
+        for (int64_t kw = 0; kw < sw; ++kw) {
+          const float* cr = col + ((m * sh + kh) * sw + kw) * IW;
+          for (int64_t iw = 0; iw < IW; ++iw) yr[iw * sw + kw] = cr[iw] + add;
+        }
+      }
+    }
+  };
+  const int64_t tasks = N * group * IH;
+  if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
+  else
+    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+}
+
 // --- ConvTranspose: one GEMM of the transposed filters by the input, then a scatter.
 void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
@@ -382,16 +419,24 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
   }
   std::vector<int64_t> shape{x.shape()[0], M};
   for (int d = o; d < 3; ++d) shape.push_back(o_s[d]);
-  Tensor y(DataType::Float, shape);
+  Tensor& y = *out[0];
+  y.resize(DataType::Float, shape);
   float* py = y.data<float>();
   const float* px = x.data<float>();
   const float* pw = wt.data<float>();
   const int64_t N = x.shape()[0], IN = in_s[0] * in_s[1] * in_s[2], ON = o_s[0] * o_s[1] * o_s[2], KN = k[0] * k[1] * k[2];
-  // col[(m, kd, kh, kw), i] = sum over c of W[c, m, kd, kh, kw] * x[c, i] (one GEMM per group
-  // with the filters transposed), then each column scattered into the output.
-  const auto& kt = kernels::active();
+  const float* pbias = bias ? bias->data<float>() : nullptr;
   const int64_t R = Mg * KN;
-  std::vector<float> wt_t(static_cast<size_t>(R * Cg)), col(static_cast<size_t>(R * IN));
+  if (in_s[0] == 1 && k[1] == s[1] && k[2] == s[2] && dl[1] == 1 && dl[2] == 1 && pb[1] == 0 && pb[2] == 0 &&
+      o_s[1] == in_s[1] * s[1] && o_s[2] == in_s[2] * s[2]) {
+    conv_transpose_tiles(px, pw, pbias, py, N, group, Cg, Mg, in_s[1], in_s[2], s[1], s[2], ctx);
+    return;
+  }
+  const auto& kt = kernels::active();
+  std::fill(py, py + y.size(), 0.0f);
+  ctx.scratch.resize(static_cast<size_t>(R * Cg + R * IN));
+  float* wt_t = ctx.scratch.data();
+  float* col = wt_t + R * Cg;
   for (int64_t b = 0; b < N; ++b)
     for (int64_t g = 0; g < group; ++g) {
       for (int64_t c = 0; c < Cg; ++c)
@@ -399,7 +444,7 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
       const float* xg = px + (b * C + g * Cg) * IN;
       auto task = [&](int64_t t, int) {
         const int64_t r0 = t * 16, rn = std::min<int64_t>(16, R - r0);
-        kt.sgemm(wt_t.data() + r0 * Cg, Cg, xg, IN, col.data() + r0 * IN, IN, rn, IN, Cg, kernels::Epilogue{});
+        kt.sgemm(wt_t + r0 * Cg, Cg, xg, IN, col + r0 * IN, IN, rn, IN, Cg, kernels::Epilogue{});
       };
       const int64_t tasks = (R + 15) / 16;
       if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
@@ -411,7 +456,7 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
         for (int64_t kd = 0; kd < k[0]; ++kd)
           for (int64_t kh = 0; kh < k[1]; ++kh)
             for (int64_t kx = 0; kx < k[2]; ++kx) {
-              const float* cr = col.data() + (((m * k[0] + kd) * k[1] + kh) * k[2] + kx) * IN;
+              const float* cr = col + (((m * k[0] + kd) * k[1] + kh) * k[2] + kx) * IN;
               for (int64_t id = 0; id < in_s[0]; ++id) {
                 const int64_t od = id * s[0] + kd * dl[0] - pb[0];
                 if (od < 0 || od >= o_s[0]) continue;
@@ -432,11 +477,10 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
       else
         for (int64_t m = 0; m < Mg; ++m) scatter(m, 0);
     }
-  if (bias)
+  if (pbias)
     for (int64_t b = 0; b < N; ++b)
       for (int64_t m = 0; m < M; ++m)
-        for (int64_t i = 0; i < ON; ++i) py[(b * M + m) * ON + i] += bias->data<float>()[m];
-  *out[0] = std::move(y);
+        for (int64_t i = 0; i < ON; ++i) py[(b * M + m) * ON + i] += pbias[m];
 }
 
 // --- Pooling
