@@ -79,6 +79,7 @@ struct SessionOptions {
 struct NodeTime {
   std::string node, op_type;
   double ms = 0;  // summed over the runs so far
+  std::string output_shape;  // of the first output, at the last run
 };
 
 struct IoInfo {

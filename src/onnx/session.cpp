@@ -119,7 +119,10 @@ void Session::run() {
     const Node& n = s.g.nodes[i];
     auto t0 = std::chrono::steady_clock::now();
     find_op(n.op_type)(n, s.node_in[i], s.node_out[i], s.ctx);
-    if (s.profile) s.times[i].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (s.profile) {
+      s.times[i].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!s.node_out[i].empty() && s.node_out[i][0]) s.times[i].output_shape = s.node_out[i][0]->shape_string();
+    }
   }
   ++s.runs;
 }

@@ -52,7 +52,10 @@ void Tensor::resize(DataType type, std::vector<int64_t> shape) {
 
 std::string Tensor::shape_string() const {
   std::string s = "[";
-  for (size_t i = 0; i < shape_.size(); ++i) s += (i ? "," : "") + std::to_string(shape_[i]);
+  for (size_t i = 0; i < shape_.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(shape_[i]);
+  }
   return s + "]";
 }
 
