@@ -93,7 +93,7 @@ std::unique_ptr<Session> Interpreter::create_session(const std::map<std::string,
     for (int id : n.outputs) out.push_back(id < 0 ? nullptr : &impl->values[id]);
     impl->node_in.push_back(std::move(in));
     impl->node_out.push_back(std::move(out));
-    impl->times.push_back({n.name, n.op_type, 0});
+    impl->times.push_back({n.name, n.op_type, 0, ""});
   }
   impl->pool = std::make_unique<ThreadPool>(options.n_threads);
   impl->ctx.pool = impl->pool.get();
