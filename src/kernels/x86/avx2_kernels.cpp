@@ -336,6 +336,10 @@ void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float*
                 int64_t k, const Epilogue& e);  // sgemm_avx2.cpp
 void sgemm_rows_avx2(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
                      int64_t k, const Epilogue& e);
+void sgemm_avx512(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m,
+                  int64_t n, int64_t k, const Epilogue& e);  // sgemm_avx512.cpp
+void sgemm_rows_avx512(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                       int64_t k, const Epilogue& e);
 void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n);
 void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                         const Epilogue& e);
@@ -422,6 +426,8 @@ const KernelTable& avx2_avx512vnni_kernels() {
     KernelTable v = avx2_kernels();
     v.name = "avx2+avx512vnni";
     MINNOW_WITH_PACKED(v, avx512vnni);
+    v.sgemm = sgemm_avx512;
+    v.sgemm_rows = sgemm_rows_avx512;
     return v;
   }();
   return t;
