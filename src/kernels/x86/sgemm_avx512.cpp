@@ -5,9 +5,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "kernels/ops.hpp"
+#include "kernels/x86/sgemm_rows.hpp"
 
 namespace minnow::kernels {
 
@@ -119,10 +119,7 @@ void sgemm_rows_avx512(const float* a, int64_t lda, const float* const* b, float
 
 void sgemm_avx512(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                   int64_t k, const Epilogue& e) {
-  thread_local std::vector<const float*> b_rows;
-  b_rows.resize(static_cast<size_t>(std::max<int64_t>(k, 1)));
-  for (int64_t p = 0; p < k; ++p) b_rows[p] = b + p * ldb;
-  sgemm_rows_avx512(a, lda, b_rows.data(), c, ldc, m, n, k, e);
+  sgemm_rows_avx512(a, lda, dense_rows(b, ldb, n, k, m), c, ldc, m, n, k, e);
 }
 
 }  // namespace minnow::kernels
