@@ -623,7 +623,7 @@ void gemm_rows(const float* a, int64_t m, const float* bt, int64_t nn, int64_t k
 // y (m x n) = a (m x k) . b (k x n), all row-major: sgemm over tiles of rows and columns.
 void sgemm_split(const float* a, const float* b, float* y, int64_t m, int64_t nn, int64_t k, OpContext& ctx) {
   const auto& kt = kernels::active();
-  constexpr int64_t kRows = 32, kCols = 240;
+  constexpr int64_t kRows = 64, kCols = 240;
   const int64_t rt = (m + kRows - 1) / kRows, ct = (nn + kCols - 1) / kCols;
   auto task = [&](int64_t t, int) {
     const int64_t r0 = (t / ct) * kRows, c0 = (t % ct) * kCols;
@@ -693,13 +693,25 @@ void run_matmul(const Node& n, In in, Out out, OpContext& ctx) {
     }
   };
   switch (a.dtype()) {
-    case DataType::Float:
+    case DataType::Float: {
+      // One B for every batch and A's batches consecutive: a single product of nb * m rows.
+      bool stacked = true;
+      for (int64_t i = 0; i < nb && stacked; ++i) {
+        int64_t oa, ob;
+        offsets(i, oa, ob);
+        stacked = oa == i && ob == 0;
+      }
+      if (stacked) {
+        sgemm_split(a.data<float>(), b.data<float>(), y.data<float>(), nb * m, nn, k, ctx);
+        break;
+      }
       for (int64_t i = 0; i < nb; ++i) {
         int64_t oa, ob;
         offsets(i, oa, ob);
         sgemm_split(a.data<float>() + oa * m * k, b.data<float>() + ob * k * nn, y.data<float>() + i * m * nn, m, nn, k, ctx);
       }
       break;
+    }
     case DataType::Double: generic(double{}); break;
     case DataType::Int32: generic(int32_t{}); break;
     case DataType::Int64: generic(int64_t{}); break;
@@ -758,6 +770,21 @@ void run_softmax(const Node& n, In in, Out out, OpContext& ctx) {
   out[0]->resize(DataType::Float, x.shape());
   const float* px = x.data<float>();
   float* py = out[0]->data<float>();
+  if (kKind == 0 && inner == 1) {  // rows along memory: the SIMD exp, rows over the pool
+    const auto& kt = kernels::active();
+    auto row = [&](int64_t o, int) {
+      const float* s = px + o * len;
+      float* d = py + o * len;
+      const float mx = len ? *std::max_element(s, s + len) : 0.0f;
+      std::copy_n(s, len, d);
+      const float inv = 1.0f / kt.exp_sum(d, len, mx);
+      for (int64_t j = 0; j < len; ++j) d[j] *= inv;
+    };
+    if (ctx.pool && outer > 1) ctx.pool->parallel_for(outer, row);
+    else
+      for (int64_t o = 0; o < outer; ++o) row(o, 0);
+    return;
+  }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const float* s = px + o * len * inner + i;
