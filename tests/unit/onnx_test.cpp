@@ -126,7 +126,9 @@ TEST(Onnx, MalformedModelsAreRefusedWithOneLine) {
   for (size_t n = 0; n < good.size(); ++n) {
     std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n));
     std::string e = error_of(cut);
-    if (!e.empty()) EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    if (!e.empty()) {
+      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    }
   }
   EXPECT_NE(error_of({}).find("no graph"), std::string::npos);
 
@@ -199,4 +201,58 @@ TEST(Onnx, ConvTransposeKernelEqualStride) {
           want += w[(((gi * Cg + c) * Mg + m % Mg) * S + oh % S) * S + ow % S] * x[((gi * Cg + c) * IH + ih) * IW + iw];
         ASSERT_NEAR(y.data<float>()[(m * OH + oh) * OW + ow], want, 1e-5f) << m << " " << oh << " " << ow;
       }
+}
+
+// Conv through the padded stride-phase planes: several images, groups, strides, dilations
+// and asymmetric pads, against the definition summed here (im2col's order, so exact to
+// rounding).
+TEST(Onnx, ConvMatchesDefinition) {
+  struct Case {
+    int64_t n, c, m, group, ih, iw, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  };
+  const Case cases[] = {{3, 4, 6, 2, 7, 9, 3, 3, 2, 1, 1, 2, 1, 0, 2, 1},
+                        {2, 3, 40, 1, 5, 40, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
+                        {1, 2, 3, 1, 11, 6, 5, 2, 3, 2, 1, 1, 2, 0, 0, 3}};
+  for (const Case& k : cases) {
+    const int64_t cg = k.c / k.group, mg = k.m / k.group;
+    const int64_t oh_n = (k.ih + k.pt + k.pb - (k.kh - 1) * k.dh - 1) / k.sh + 1;
+    const int64_t ow_n = (k.iw + k.pl + k.pr - (k.kw - 1) * k.dw - 1) / k.sw + 1;
+    std::vector<float> w(k.m * cg * k.kh * k.kw), bias(k.m), x(k.n * k.c * k.ih * k.iw);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * i);
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.05f * i;
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * i);
+    Msg g;
+    Msg conv = node("Conv", {"x", "w", "b"}, {"y"});
+    conv.m(5, Msg().s(1, "strides").i(20, 7).i(8, k.sh).i(8, k.sw));
+    conv.m(5, Msg().s(1, "dilations").i(20, 7).i(8, k.dh).i(8, k.dw));
+    conv.m(5, Msg().s(1, "pads").i(20, 7).i(8, k.pt).i(8, k.pl).i(8, k.pb).i(8, k.pr));
+    conv.m(5, Msg().s(1, "group").i(20, 2).i(3, k.group));
+    g.m(1, conv).m(5, float_tensor("w", {k.m, cg, k.kh, k.kw}, w)).m(5, float_tensor("b", {k.m}, bias));
+    g.m(11, value_info("x", {k.n, k.c, k.ih, k.iw})).m(12, value_info("y", {k.n, k.m, oh_n, ow_n}));
+    for (int threads : {1, 2}) {
+      auto s = Interpreter::from_bytes(model(g))->create_session({}, {.n_threads = threads});
+      std::copy(x.begin(), x.end(), s->input("x").data<float>());
+      s->run();
+      const Tensor& y = s->output("y");
+      ASSERT_EQ(y.shape(), (std::vector<int64_t>{k.n, k.m, oh_n, ow_n}));
+      for (int64_t b = 0; b < k.n; ++b)
+        for (int64_t m = 0; m < k.m; ++m)
+          for (int64_t oh = 0; oh < oh_n; ++oh)
+            for (int64_t ow = 0; ow < ow_n; ++ow) {
+              float acc = 0;
+              const int64_t gi = m / mg;
+              for (int64_t c = 0; c < cg; ++c)
+                for (int64_t i = 0; i < k.kh; ++i)
+                  for (int64_t j = 0; j < k.kw; ++j) {
+                    const int64_t ih = oh * k.sh - k.pt + i * k.dh, iw = ow * k.sw - k.pl + j * k.dw;
+                    const float v = ih < 0 || ih >= k.ih || iw < 0 || iw >= k.iw
+                                        ? 0.0f
+                                        : x[((b * k.c + gi * cg + c) * k.ih + ih) * k.iw + iw];
+                    acc = std::fma(w[((m * cg + c) * k.kh + i) * k.kw + j], v, acc);
+                  }
+              const float got = y.data<float>()[((b * k.m + m) * oh_n + oh) * ow_n + ow];
+              ASSERT_NEAR(got, acc + bias[m], 1e-5f) << "case " << (&k - cases) << " " << b << " " << m << " " << oh << " " << ow;
+            }
+    }
+  }
 }

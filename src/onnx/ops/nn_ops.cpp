@@ -155,20 +155,28 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
   const int64_t PHs = std::max((IH + ph + sh - 1) / sh, OH + (KH - 1) * dh / sh) + 1;
   const int64_t PWs = std::max((IW + pwd + sw - 1) / sw, OW + (KW - 1) * dw / sw);
   const int64_t phase = PHs * PWs, plane = sh * sw * phase, C = Cg * group, K = Cg * KH * KW;
-  constexpr int64_t kBlock = 192;  // wide-grid columns per task (a multiple of the kernel's 24)
+  constexpr int64_t kBlock = 192;  // wide-grid columns per task (a multiple of the kernels' 16 and 32)
   const int64_t wide = OH * PWs, blocks = (wide + kBlock - 1) / kBlock;
   const int threads = ctx.pool ? ctx.pool->size() : 1;
-  ctx.scratch.resize(static_cast<size_t>(C * plane + threads * Mg * kBlock));
+  // Images padded together (up to ~64 MiB of planes), so that small images still make
+  // enough tasks; and where they do not, the filters split into row blocks too.
+  const int64_t images = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, C * plane), 1, N);
+  const int64_t per_image = group * blocks;
+  int64_t splits = 1;
+  while (images * per_image * splits < 4 * threads && Mg / (splits * 2) >= 16) splits *= 2;
+  const int64_t rows_per = (Mg + splits - 1) / splits;
+  ctx.scratch.resize(static_cast<size_t>(images * C * plane + threads * Mg * kBlock));
   float* buf = ctx.scratch.data();
   auto for_tasks = [&](int64_t tasks, auto&& fn) {
     if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, [&](int64_t t, int th) { fn(t, th); });
     else
       for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
   };
-  for (int64_t b = 0; b < N; ++b) {
-    for_tasks(C * sh * sw, [&](int64_t t, int) {
-      const int64_t c = t / (sh * sw), rp = (t / sw) % sh, cp = t % sw;
-      const float* x = px + (b * C + c) * IH * IW;
+  for (int64_t b0 = 0; b0 < N; b0 += images) {
+    const int64_t nb = std::min(images, N - b0);
+    for_tasks(nb * C * sh * sw, [&](int64_t t, int) {
+      const int64_t c = t / (sh * sw), rp = (t / sw) % sh, cp = t % sw;  // c counts over the images
+      const float* x = px + (b0 * C + c) * IH * IW;
       float* dst = buf + c * plane + (rp * sw + cp) * phase;
       // Columns j with cp + sw * j - pwd inside [0, IW).
       const int64_t j0 = std::min(PWs, std::max<int64_t>(0, (pwd - cp + sw - 1) / sw));
@@ -188,8 +196,12 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
         std::fill(out + j1, out + PWs, 0.0f);
       }
     });
-    for_tasks(group * blocks, [&](int64_t t, int thread) {
-      const int64_t g = t / blocks, q0 = (t % blocks) * kBlock, qn = std::min(kBlock, wide - q0);
+    for_tasks(nb * per_image * splits, [&](int64_t t, int thread) {
+      const int64_t split = t % splits, blk = (t / splits) % blocks, g = (t / (splits * blocks)) % group;
+      const int64_t b = t / (splits * per_image);  // among this chunk's images
+      const int64_t m0 = split * rows_per, mn = std::min(rows_per, Mg - m0);
+      if (mn <= 0) return;
+      const int64_t q0 = blk * kBlock, qn = std::min(kBlock, wide - q0);
       thread_local std::vector<const float*> rows;
       rows.resize(static_cast<size_t>(K));
       size_t i = 0;
@@ -197,19 +209,20 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
         for (int64_t kh = 0; kh < KH; ++kh)
           for (int64_t kw = 0; kw < KW; ++kw) {
             const int64_t rp = (kh * dh) % sh, cp = (kw * dw) % sw;
-            rows[i++] = buf + (g * Cg + c) * plane + (rp * sw + cp) * phase + (kh * dh / sh) * PWs + kw * dw / sw + q0;
+            rows[i++] = buf + (b * C + g * Cg + c) * plane + (rp * sw + cp) * phase + (kh * dh / sh) * PWs + kw * dw / sw +
+                        q0;
           }
       kernels::Epilogue e = ep;
-      e.bias = pb ? pb + g * Mg : nullptr;
-      float* wide_out = buf + C * plane + thread * Mg * kBlock;
-      kt.sgemm_rows(pw + g * Mg * K, K, rows.data(), wide_out, kBlock, Mg, qn, K, e);
+      e.bias = pb ? pb + g * Mg + m0 : nullptr;
+      float* wide_out = buf + images * C * plane + thread * Mg * kBlock;
+      kt.sgemm_rows(pw + (g * Mg + m0) * K, K, rows.data(), wide_out, kBlock, mn, qn, K, e);
       // The valid columns of the block, row by row of the output.
-      float* y = py + (b * group + g) * Mg * OH * OW;
+      float* y = py + ((b0 + b) * group * Mg + g * Mg + m0) * OH * OW;
       for (int64_t q = q0; q < q0 + qn;) {
         const int64_t oh = q / PWs, ow = q % PWs, run = std::min(q0 + qn, (oh + 1) * PWs) - q;
         if (ow < OW) {
           const int64_t n = std::min(run, OW - ow);
-          for (int64_t m = 0; m < Mg; ++m)
+          for (int64_t m = 0; m < mn; ++m)
             std::copy_n(wide_out + m * kBlock + (q - q0), n, y + m * OH * OW + oh * OW + ow);
         }
         q += run;
