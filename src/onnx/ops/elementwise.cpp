@@ -190,6 +190,17 @@ struct XorOp { bool operator()(bool a, bool b) const { return a != b; } };
 void run_pow(const Node& n, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext&) {
   const Tensor& a = need(n, in, 0);
   const Tensor& b = need(n, in, 1);
+  // A float raised to a constant 2 or 0.5 (LayerNorm spelled out): x * x and sqrt give the
+  // same floats as pow in double, without its cost.
+  if (a.dtype() == DataType::Float && b.dtype() == DataType::Float && b.size() == 1 && b.rank() <= a.rank() &&
+      (b.data<float>()[0] == 2.0f || b.data<float>()[0] == 0.5f)) {
+    const bool square = b.data<float>()[0] == 2.0f;
+    out[0]->resize(DataType::Float, a.shape());
+    const float* pa = a.data<float>();
+    float* po = out[0]->data<float>();
+    for (int64_t i = 0; i < a.size(); ++i) po[i] = square ? pa[i] * pa[i] : std::sqrt(pa[i]);
+    return;
+  }
   // The exponent may have another type; it is read as double.
   auto exponent = [&](auto base_tag) {
     using T = decltype(base_tag);

@@ -498,7 +498,7 @@ void run_conv_transpose(const Node& n, In in, Out out, OpContext& ctx) {
 
 // --- Pooling
 template <bool kMax>
-void run_pool(const Node& n, In in, Out out, OpContext&) {
+void run_pool(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   need_float(n, x);
   if (out.size() > 1 && out[1]) n.fail("the Indices output is not supported");
@@ -507,9 +507,10 @@ void run_pool(const Node& n, In in, Out out, OpContext&) {
   const int64_t NC = x.shape()[0] * x.shape()[1], IN = w.in[0] * w.in[1] * w.in[2];
   out[0]->resize(DataType::Float, out_shape(x.shape(), x.shape()[1], w));
   const float* px = x.data<float>();
-  float* py = out[0]->data<float>();
-  for (int64_t c = 0; c < NC; ++c) {
+  const int64_t ON = w.out[0] * w.out[1] * w.out[2];
+  auto channel = [&](int64_t c, int) {
     const float* src = px + c * IN;
+    float* py = out[0]->data<float>() + c * ON;
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh)
         for (int64_t ow = 0; ow < w.out[2]; ++ow) {
@@ -536,11 +537,14 @@ void run_pool(const Node& n, In in, Out out, OpContext&) {
           if (!kMax) acc = (count_pad ? padded : count) ? acc / static_cast<float>(count_pad ? padded : count) : 0.0f;
           *py++ = acc;
         }
-  }
+  };
+  parallel_chunks(ctx, NC, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) channel(c, 0);
+  });
 }
 
 template <bool kMax>
-void run_global_pool(const Node& n, In in, Out out, OpContext&) {
+void run_global_pool(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   need_float(n, x);
   if (x.rank() < 3) n.fail("expects N x C x spatial");
@@ -551,12 +555,23 @@ void run_global_pool(const Node& n, In in, Out out, OpContext&) {
     S *= x.shape()[d];
   }
   out[0]->resize(DataType::Float, shape);
-  for (int64_t c = 0; c < shape[0] * shape[1]; ++c) {
+  // Eight interleaved partial results per channel (vectorizable), then combined.
+  auto channel = [&](int64_t c, int) {
     const float* src = x.data<float>() + c * S;
-    float acc = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-    for (int64_t i = 0; i < S; ++i) acc = kMax ? std::max(acc, src[i]) : acc + src[i];
+    float part[8];
+    std::fill(part, part + 8, kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+    int64_t i = 0;
+    for (; i + 8 <= S; i += 8)
+      for (int l = 0; l < 8; ++l) part[l] = kMax ? std::max(part[l], src[i + l]) : part[l] + src[i + l];
+    for (; i < S; ++i) part[i % 8] = kMax ? std::max(part[i % 8], src[i]) : part[i % 8] + src[i];
+    float acc = part[0];
+    for (int l = 1; l < 8; ++l) acc = kMax ? std::max(acc, part[l]) : acc + part[l];
     out[0]->data<float>()[c] = kMax ? acc : acc / static_cast<float>(S);
-  }
+  };
+  const int64_t NC = shape[0] * shape[1];
+  parallel_chunks(ctx, NC, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) channel(c, 0);
+  });
 }
 
 void run_batch_norm(const Node& n, In in, Out out, OpContext&) {

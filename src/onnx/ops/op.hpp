@@ -1,15 +1,14 @@
 // The operator interface of the ONNX runtime: one function per operator type that checks
 // its inputs, sizes its outputs (Tensor::resize keeps buffers between runs) and computes.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "base/thread_pool.hpp"
 #include "onnx/graph.hpp"
-
-namespace minnow {
-class ThreadPool;
-}
 
 namespace minnow::onnx {
 
@@ -18,6 +17,18 @@ struct OpContext {
   int64_t opset = 0;
   std::vector<float> scratch;  // an operator's working memory, kept between nodes and runs
 };
+
+// fn(begin, end) over [0, n) in contiguous chunks, a few per thread: neighbouring items
+// (whose outputs share cache lines) stay on one thread.
+template <class F>
+void parallel_chunks(OpContext& ctx, int64_t n, F&& fn) {
+  const int64_t chunks = ctx.pool ? std::min<int64_t>(n, 4 * ctx.pool->size()) : 1;
+  if (chunks <= 1) {
+    if (n > 0) fn(int64_t{0}, n);
+    return;
+  }
+  ctx.pool->parallel_for(chunks, [&](int64_t t, int) { fn(n * t / chunks, n * (t + 1) / chunks); });
+}
 
 // in[i] is nullptr for an omitted optional input; out[i] for an omitted output.
 using OpFn = void (*)(const Node& node, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext& ctx);

@@ -50,11 +50,14 @@ void run_reduce(const Node& n, In in, Out out, OpContext&) {
       for (int d = 0; d < r; ++d) o += (reduce[d] ? 0 : idx[d]) * os[d];
       return o;
     };
+    // Runs along the last axis: one target when it is reduced, consecutive ones when kept.
+    const int64_t run = r ? x.shape()[r - 1] : 1, inc = r && !reduce[r - 1] ? 1 : 0;
     auto walk = [&](auto&& f) {
       std::fill(idx.begin(), idx.end(), 0);
-      for (int64_t i = 0; i < x.size(); ++i) {
-        f(target(), static_cast<double>(px[i]));
-        for (int d = r - 1; d >= 0; --d) {
+      for (int64_t i = 0; i < x.size(); i += run) {
+        const int64_t o = target();
+        for (int64_t j = 0; j < run; ++j) f(o + j * inc, static_cast<double>(px[i + j]));
+        for (int d = r - 2; d >= 0; --d) {
           if (++idx[d] < x.shape()[d]) break;
           idx[d] = 0;
         }

@@ -269,11 +269,15 @@ void run_slice(const Node& n, In in, Out out, OpContext& ctx) {
   for (int d = 0; d < r; ++d) base += begin[d] * strides[d];
   std::vector<int64_t> idx(r, 0);
   uint8_t* dst = bytes_of(y);
-  for (int64_t i = 0; i < y.size(); ++i) {
+  // Runs along the last axis: one copy each when its step is 1.
+  const int64_t run = r ? shape[r - 1] : 1, last_step = r ? step[r - 1] * strides[r - 1] : 1;
+  for (int64_t i = 0; i < y.size(); i += run) {
     int64_t off = base;
     for (int d = 0; d < r; ++d) off += idx[d] * step[d] * strides[d];
-    std::memcpy(dst + i * es, bytes_of(x) + off * es, es);
-    for (int d = r - 1; d >= 0; --d) {
+    if (last_step == 1) std::memcpy(dst + i * es, bytes_of(x) + off * es, static_cast<size_t>(run) * es);
+    else
+      for (int64_t j = 0; j < run; ++j) std::memcpy(dst + (i + j) * es, bytes_of(x) + (off + j * last_step) * es, es);
+    for (int d = r - 2; d >= 0; --d) {
       if (++idx[d] < shape[d]) break;
       idx[d] = 0;
     }
