@@ -203,8 +203,8 @@ TEST(Onnx, ConvTransposeKernelEqualStride) {
       }
 }
 
-// Conv through the padded stride-phase planes: several images, groups, strides, dilations
-// and asymmetric pads, against the definition summed here (im2col's order, so exact to
+// Conv through the padded stride-phase planes and the depthwise row kernels: several images,
+// groups, strides, dilations and asymmetric pads, against the definition summed here (im2col's order, so exact to
 // rounding).
 TEST(Onnx, ConvMatchesDefinition) {
   struct Case {
@@ -212,7 +212,12 @@ TEST(Onnx, ConvMatchesDefinition) {
   };
   const Case cases[] = {{3, 4, 6, 2, 7, 9, 3, 3, 2, 1, 1, 2, 1, 0, 2, 1},
                         {2, 3, 40, 1, 5, 40, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
-                        {1, 2, 3, 1, 11, 6, 5, 2, 3, 2, 1, 1, 2, 0, 0, 3}};
+                        {1, 2, 3, 1, 11, 6, 5, 2, 3, 2, 1, 1, 2, 0, 0, 3},
+                        // depthwise: narrow planes (one wide row), wide ones (row by row), strides
+                        {2, 6, 6, 6, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+                        {1, 4, 4, 4, 5, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+                        {1, 3, 3, 3, 6, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+                        {1, 2, 2, 2, 9, 50, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0}};
   for (const Case& k : cases) {
     const int64_t cg = k.c / k.group, mg = k.m / k.group;
     const int64_t oh_n = (k.ih + k.pt + k.pb - (k.kh - 1) * k.dh - 1) / k.sh + 1;

@@ -98,8 +98,14 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
   const int64_t ph = wd.pad_begin[1], pw = wd.pad_begin[2];
   if (dh == 1 && dw == 1 && sw <= 2) {
     // Rows and columns the windows reach, from -pad on.
-    const int64_t PH = std::max(IH + ph, (OH - 1) * sh + kh_n), PW = std::max(IW + pw, (OW - 1) * sw + kw_n) + 8;
-    scratch.resize(static_cast<size_t>(PH * PW));
+    // Narrow planes (under three vectors wide) run as one "wide" row instead: over
+    // q = oh * PW + ow, tap (i, j) reads the plane at i * PW + q * s + j when both strides
+    // are s, so one kernel call covers every output row (PW - OW columns of each wasted, and
+    // the rows below the windows, zeros, read by them).
+    const bool wide = OW < 24 && sh == sw;
+    const int64_t PW = std::max(IW + pw, (OW - 1) * sw + kw_n) + 8;
+    const int64_t PH = wide ? std::max(IH + ph, OH * sh + kh_n) + 2 : std::max(IH + ph, (OH - 1) * sh + kh_n);
+    scratch.resize(static_cast<size_t>(PH * PW + (wide ? OH * PW : 0)));
     float* sp = scratch.data();
     // Zero only the border: the input rows overwrite the rest.
     std::fill(sp, sp + ph * PW, 0.0f);
@@ -110,6 +116,13 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
       std::fill(row + pw + IW, row + PW, 0.0f);
     }
     std::fill(sp + (IH + ph) * PW, sp + PH * PW, 0.0f);
+    if (wide) {
+      float* wide_out = sp + PH * PW;
+      kt.depthwise_row(sp, PW, w, static_cast<int>(kh_n), static_cast<int>(kw_n), static_cast<int>(sw), wide_out, OH * PW,
+                       ep);
+      for (int64_t oh = 0; oh < OH; ++oh) std::copy_n(wide_out + oh * PW, OW, y + oh * OW);
+      return true;
+    }
     for (int64_t oh = 0; oh < OH; ++oh)
       kt.depthwise_row(scratch.data() + oh * sh * PW, PW, w, static_cast<int>(kh_n), static_cast<int>(kw_n),
                        static_cast<int>(sw), y + oh * OW, OW, ep);
