@@ -163,11 +163,51 @@ void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float*
   sgemm_rows_avx2(a, lda, dense_rows(b, ldb, n, k, m), c, ldc, m, n, k, e);
 }
 
+namespace {
+
+// Eight outputs of stride S at x + o * S: the even lanes of two loads for S = 2.
+template <int S>
+inline __m256 taps8(const float* p) {
+  if constexpr (S == 1) {
+    return _mm256_loadu_ps(p);
+  } else {
+    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p), even);
+    const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p + 8), even);
+    return _mm256_permute2f128_ps(lo, hi, 0x20);
+  }
+}
+
+// The common 3 x 3 window with its nine weights held in registers; returns the outputs done.
+template <int S>
+int64_t depthwise_3x3(const float* x, int64_t ldx, const float* w, float* y, int64_t n, const VecEpilogue& ep) {
+  __m256 wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = _mm256_set1_ps(w[t]);
+  int64_t o = 0;
+  for (; o + 8 <= n; o += 8) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int i = 0; i < 3; ++i) {
+      const float* row = x + i * ldx + o * S;
+      acc = _mm256_fmadd_ps(wv[i * 3], taps8<S>(row), acc);
+      acc = _mm256_fmadd_ps(wv[i * 3 + 1], taps8<S>(row + 1), acc);
+      acc = _mm256_fmadd_ps(wv[i * 3 + 2], taps8<S>(row + 2), acc);
+    }
+    _mm256_storeu_ps(y + o, ep(acc, 0));
+  }
+  return o;
+}
+
+}  // namespace
+
 void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                         const Epilogue& e) {
   const VecEpilogue ep(e);
   int64_t o = 0;
-  if (stride == 1 || stride == 2) {
+  if (kh == 3 && kw == 3 && stride == 1) {
+    o = depthwise_3x3<1>(x, ldx, w, y, n, ep);
+  } else if (kh == 3 && kw == 3 && stride == 2) {
+    o = depthwise_3x3<2>(x, ldx, w, y, n, ep);
+  } else if (stride == 1 || stride == 2) {
     const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     for (; o + 8 <= n; o += 8) {
       __m256 acc = _mm256_setzero_ps();

@@ -295,7 +295,7 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   bool pointwise = KS == 1;
   for (int d = 0; d < 3; ++d)
     pointwise = pointwise && w.stride[d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
-  constexpr int64_t kCols = 96;  // output pixels per task (a multiple of the kernel's 24)
+  constexpr int64_t kCols = 96;  // output pixels per task (a multiple of the kernels' 16 and 32)
   const int64_t blocks = (P + kCols - 1) / kCols;
   if (pointwise) {
     for_tasks(N * group * blocks, [&](int64_t t, int) {
