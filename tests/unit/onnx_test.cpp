@@ -217,7 +217,9 @@ TEST(Onnx, ConvMatchesDefinition) {
                         {2, 6, 6, 6, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
                         {1, 4, 4, 4, 5, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
                         {1, 3, 3, 3, 6, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
-                        {1, 2, 2, 2, 9, 50, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0}};
+                        {1, 2, 2, 2, 9, 50, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0},
+                        // pointwise on a small image: filters split into row blocks
+                        {2, 8, 64, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}};
   for (const Case& k : cases) {
     const int64_t cg = k.c / k.group, mg = k.m / k.group;
     const int64_t oh_n = (k.ih + k.pt + k.pb - (k.kh - 1) * k.dh - 1) / k.sh + 1;

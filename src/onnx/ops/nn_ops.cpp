@@ -149,6 +149,15 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
   return false;
 }
 
+// Into how many row blocks (of 16 filters or more) a convolution's filters split so that
+// `tasks` blocks of pixels become at least four tasks per thread.
+int64_t row_splits(int64_t tasks, int64_t rows, const OpContext& ctx) {
+  const int64_t threads = ctx.pool ? ctx.pool->size() : 1;
+  int64_t splits = 1;
+  while (tasks * splits < 4 * threads && rows / (splits * 2) >= 16) splits *= 2;
+  return splits;
+}
+
 // A 1-D or 2-D convolution without im2col. Each image's input is zero-padded and split into
 // stride phases: plane (c, rp, cp) holds the padded rows rp, rp + sh, ... and in each the
 // columns cp, cp + sw, ... (PHs x PWs). Tap (c, kh, kw) of output pixel (oh, ow) then reads
@@ -175,9 +184,7 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
   // enough tasks; and where they do not, the filters split into row blocks too.
   const int64_t images = std::clamp<int64_t>((int64_t{16} << 20) / std::max<int64_t>(1, C * plane), 1, N);
   const int64_t per_image = group * blocks;
-  int64_t splits = 1;
-  while (images * per_image * splits < 4 * threads && Mg / (splits * 2) >= 16) splits *= 2;
-  const int64_t rows_per = (Mg + splits - 1) / splits;
+  const int64_t splits = row_splits(images * per_image, Mg, ctx), rows_per = (Mg + splits - 1) / splits;
   ctx.scratch.resize(static_cast<size_t>(images * C * plane + threads * Mg * kBlock));
   float* buf = ctx.scratch.data();
   auto for_tasks = [&](int64_t tasks, auto&& fn) {
@@ -298,12 +305,16 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   constexpr int64_t kCols = 96;  // output pixels per task (a multiple of the kernels' 16 and 32)
   const int64_t blocks = (P + kCols - 1) / kCols;
   if (pointwise) {
-    for_tasks(N * group * blocks, [&](int64_t t, int) {
-      const int64_t ng = t / blocks, p0 = (t % blocks) * kCols, pn = std::min(kCols, P - p0);
+    const int64_t splits = row_splits(N * group * blocks, Mg, ctx), rows_per = (Mg + splits - 1) / splits;
+    for_tasks(N * group * blocks * splits, [&](int64_t t, int) {
+      const int64_t m0 = (t % splits) * rows_per, mn = std::min(rows_per, Mg - m0);
+      const int64_t ng = t / (splits * blocks), p0 = (t / splits % blocks) * kCols, pn = std::min(kCols, P - p0);
       const int64_t b = ng / group, g = ng % group;
+      if (mn <= 0) return;
       kernels::Epilogue e = ep;
-      e.bias = pb ? pb + g * Mg : nullptr;
-      kt.sgemm(pw + g * Mg * K, K, px + (b * C + g * Cg) * HWin + p0, HWin, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, e);
+      e.bias = pb ? pb + g * Mg + m0 : nullptr;
+      kt.sgemm(pw + (g * Mg + m0) * K, K, px + (b * C + g * Cg) * HWin + p0, HWin, py + (b * M + g * Mg + m0) * P + p0, P,
+               mn, pn, K, e);
     });
     return;
   }
@@ -650,11 +661,12 @@ std::vector<float> transposed(const float* a, int64_t rows, int64_t cols) {
 // y (m x n) = a (m x k, rows) . bt (n x k, rows), split over the pool by rows of a.
 void gemm_rows(const float* a, int64_t m, const float* bt, int64_t nn, int64_t k, float* y, OpContext& ctx) {
   const auto& kt = kernels::active();
-  constexpr int64_t kRows = 16;
-  const int64_t tasks = (m + kRows - 1) / kRows;
+  // Tiles of 16 rows of a by 128 of bt (a one-row product still splits over the pool).
+  constexpr int64_t kRows = 16, kCols = 128;
+  const int64_t rt = (m + kRows - 1) / kRows, ct = (nn + kCols - 1) / kCols, tasks = rt * ct;
   auto task = [&](int64_t t, int) {
-    const int64_t r0 = t * kRows, rn = std::min(kRows, m - r0);
-    kt.gemm_f32(bt, nn, a + r0 * k, rn, k, y + r0 * nn, nn);
+    const int64_t r0 = t / ct * kRows, rn = std::min(kRows, m - r0), c0 = t % ct * kCols, cn = std::min(kCols, nn - c0);
+    kt.gemm_f32(bt + c0 * k, cn, a + r0 * k, rn, k, y + r0 * nn + c0, nn);
   };
   if (ctx.pool && tasks > 1 && m * nn * k > 65536) ctx.pool->parallel_for(tasks, task);
   else
