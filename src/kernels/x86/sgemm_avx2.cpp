@@ -197,6 +197,40 @@ int64_t depthwise_3x3(const float* x, int64_t ldx, const float* w, float* y, int
   return o;
 }
 
+// Any window: four vectors of outputs per pass, so each weight is broadcast once for 32
+// outputs; then single vectors. Returns the outputs done.
+template <int S>
+int64_t depthwise_any(const float* x, int64_t ldx, const float* w, int kh, int kw, float* y, int64_t n,
+                      const VecEpilogue& ep) {
+  int64_t o = 0;
+  for (; o + 32 <= n; o += 32) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int i = 0; i < kh; ++i) {
+      const float* row = x + i * ldx + o * S;
+      for (int j = 0; j < kw; ++j) {
+        const __m256 wv = _mm256_set1_ps(w[i * kw + j]);
+        a0 = _mm256_fmadd_ps(wv, taps8<S>(row + j), a0);
+        a1 = _mm256_fmadd_ps(wv, taps8<S>(row + j + 8 * S), a1);
+        a2 = _mm256_fmadd_ps(wv, taps8<S>(row + j + 16 * S), a2);
+        a3 = _mm256_fmadd_ps(wv, taps8<S>(row + j + 24 * S), a3);
+      }
+    }
+    _mm256_storeu_ps(y + o, ep(a0, 0));
+    _mm256_storeu_ps(y + o + 8, ep(a1, 0));
+    _mm256_storeu_ps(y + o + 16, ep(a2, 0));
+    _mm256_storeu_ps(y + o + 24, ep(a3, 0));
+  }
+  for (; o + 8 <= n; o += 8) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int i = 0; i < kh; ++i) {
+      const float* row = x + i * ldx + o * S;
+      for (int j = 0; j < kw; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i * kw + j]), taps8<S>(row + j), acc);
+    }
+    _mm256_storeu_ps(y + o, ep(acc, 0));
+  }
+  return o;
+}
+
 }  // namespace
 
 void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
@@ -207,26 +241,10 @@ void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int
     o = depthwise_3x3<1>(x, ldx, w, y, n, ep);
   } else if (kh == 3 && kw == 3 && stride == 2) {
     o = depthwise_3x3<2>(x, ldx, w, y, n, ep);
-  } else if (stride == 1 || stride == 2) {
-    const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    for (; o + 8 <= n; o += 8) {
-      __m256 acc = _mm256_setzero_ps();
-      for (int i = 0; i < kh; ++i) {
-        const float* row = x + i * ldx + o * stride;
-        for (int j = 0; j < kw; ++j) {
-          __m256 v;
-          if (stride == 1) {
-            v = _mm256_loadu_ps(row + j);
-          } else {
-            const __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + j), even);
-            const __m256 hi = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + j + 8), even);
-            v = _mm256_permute2f128_ps(lo, hi, 0x20);
-          }
-          acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i * kw + j]), v, acc);
-        }
-      }
-      _mm256_storeu_ps(y + o, ep(acc, 0));
-    }
+  } else if (stride == 1) {
+    o = depthwise_any<1>(x, ldx, w, kh, kw, y, n, ep);
+  } else if (stride == 2) {
+    o = depthwise_any<2>(x, ldx, w, kh, kw, y, n, ep);
   }
   // The tail, in the reference's order (std::fma is one instruction here).
   for (; o < n; ++o) {
