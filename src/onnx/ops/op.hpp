@@ -16,6 +16,11 @@ struct OpContext {
   ThreadPool* pool = nullptr;
   int64_t opset = 0;
   std::vector<float> scratch;  // an operator's working memory, kept between nodes and runs
+  std::vector<std::vector<float>> thread_scratch;  // one per pool thread, likewise
+  std::vector<float>& scratch_of(int thread) {
+    if (thread_scratch.size() < static_cast<size_t>(thread + 1)) thread_scratch.resize(thread + 1);
+    return thread_scratch[thread];
+  }
 };
 
 // fn(begin, end) over [0, n) in contiguous chunks, a few per thread: neighbouring items
