@@ -292,6 +292,78 @@ MINNOW_C_API int32_t minnow_embedder_dim(const minnow_embedder* embedder);
 MINNOW_C_API minnow_status minnow_embed(minnow_embedder* embedder, const char* const* texts, const size_t* lengths,
                                         size_t n_texts, float* out, size_t capacity, int64_t* n_tokens);
 
+/* ---- ONNX models ------------------------------------------------------------------------
+ * minnow's general runtime for ONNX CNNs (docs/onnx.md), as MNN shapes it: a model
+ * (interpreter) loaded once, sessions that each hold their own tensors and threads, tensors
+ * in and out. The first minnow_onnx_run fixes nothing: inputs may change shape between runs.
+ * A model is shared by any number of sessions; one session is used by one thread at a time.
+ *
+ *   minnow_onnx_model* net = NULL;
+ *   minnow_onnx_load("mobilenet.onnx", &net);
+ *   minnow_onnx_session* s = NULL;
+ *   minnow_onnx_session_create(net, NULL, &s);
+ *   int64_t shape[4] = {1, 3, 224, 224};
+ *   minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, shape, 4, pixels);
+ *   minnow_onnx_run(s);
+ *   minnow_onnx_tensor y;
+ *   minnow_onnx_get_output(s, minnow_onnx_output_name(net, 0), &y);   // y.data: y.shape[1] floats
+ */
+
+typedef struct minnow_onnx_model minnow_onnx_model;
+typedef struct minnow_onnx_session minnow_onnx_session;
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+typedef enum minnow_onnx_dtype {
+  MINNOW_ONNX_FLOAT = 1,
+  MINNOW_ONNX_UINT8 = 2,
+  MINNOW_ONNX_INT8 = 3,
+  MINNOW_ONNX_INT32 = 6,
+  MINNOW_ONNX_INT64 = 7,
+  MINNOW_ONNX_BOOL = 9,
+  MINNOW_ONNX_DOUBLE = 11
+} minnow_onnx_dtype;
+
+/* A view of a session's tensor: valid until the session's next run, set_input or free. */
+typedef struct minnow_onnx_tensor {
+  int32_t dtype;        /* a minnow_onnx_dtype */
+  int32_t rank;         /* dimensions used in shape (at most 8) */
+  int64_t shape[8];
+  int64_t n_elements;
+  const void* data;
+} minnow_onnx_tensor;
+
+/* Refused with MINNOW_ERR_LOAD in one line: an unreadable or malformed file, or an operator
+ * minnow lacks (named with its node). */
+MINNOW_C_API minnow_status minnow_onnx_load(const char* path, minnow_onnx_model** out);
+MINNOW_C_API void minnow_onnx_free(minnow_onnx_model* model);
+/* Inputs and outputs: counts (0 for an invalid handle) and names (NULL out of range;
+ * they live as long as the model). */
+MINNOW_C_API int32_t minnow_onnx_n_inputs(const minnow_onnx_model* model);
+MINNOW_C_API int32_t minnow_onnx_n_outputs(const minnow_onnx_model* model);
+MINNOW_C_API const char* minnow_onnx_input_name(const minnow_onnx_model* model, int32_t i);
+MINNOW_C_API const char* minnow_onnx_output_name(const minnow_onnx_model* model, int32_t i);
+
+typedef struct minnow_onnx_session_params {
+  int32_t n_threads; /* 0: one per core */
+  bool optimize;     /* constant folding and Conv fusions (default true) */
+} minnow_onnx_session_params;
+
+MINNOW_C_API minnow_onnx_session_params minnow_onnx_session_params_default(void);
+/* params may be NULL (defaults). The session keeps the model alive. */
+MINNOW_C_API minnow_status minnow_onnx_session_create(const minnow_onnx_model* model,
+                                                      const minnow_onnx_session_params* params,
+                                                      minnow_onnx_session** out);
+MINNOW_C_API void minnow_onnx_session_free(minnow_onnx_session* session);
+/* Copies an input: rank dimensions in shape, data holding their product of elements of
+ * dtype (the model's type for that input). */
+MINNOW_C_API minnow_status minnow_onnx_set_input(minnow_onnx_session* session, const char* name, int32_t dtype,
+                                                 const int64_t* shape, int32_t rank, const void* data);
+/* Runs the model on the inputs set (every input must have been set). */
+MINNOW_C_API minnow_status minnow_onnx_run(minnow_onnx_session* session);
+/* The output `name` of the last run. */
+MINNOW_C_API minnow_status minnow_onnx_get_output(minnow_onnx_session* session, const char* name,
+                                                  minnow_onnx_tensor* out);
+
 #ifdef __cplusplus
 }
 #endif

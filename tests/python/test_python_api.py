@@ -370,3 +370,33 @@ def test_embedder_matches_cli():
         minnow.Embedder(EMBED, precision="int4")
     with pytest.raises(minnow.MinnowError, match="not a model directory"):
         minnow.Embedder(ROOT / "nonexistent")
+
+
+CLS = ROOT / "models" / "rapidocr" / "cls.onnx"
+
+
+@pytest.mark.skipif(not CLS.exists(), reason=f"missing {CLS} (scripts/fetch-models --ocr)")
+def test_onnx_model_matches_cli(tmp_path):
+    x = np.random.default_rng(3).random((6, 3, 48, 192), dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    cli("onnx", "run", CLS, "--input", f"x={tmp_path / 'x.npy'}", "--save", tmp_path / "out", "-t", 2)
+    net = minnow.OnnxModel(CLS)
+    assert net.inputs == ["x"] and len(net.outputs) == 1
+    with net.session(n_threads=2) as s:
+        y = s.run({"x": x})[net.outputs[0]]
+        want = np.load(tmp_path / "out" / (net.outputs[0].replace("/", "_") + ".npy"))  # the CLI's file name
+        assert y.dtype == np.float32 and y.shape == want.shape == (6, 2)
+        assert np.array_equal(y, want)
+        # Another batch size on the same session; a non-contiguous array is copied first.
+        y2 = s.run({"x": x[:2]})[net.outputs[0]]
+        assert np.array_equal(y2, want[:2])
+        assert s.run({"x": np.asfortranarray(x[:1])})[net.outputs[0]].shape == (1, 2)
+        with pytest.raises(minnow.InvalidArgumentError, match="no input 'y'"):
+            s.run({"y": x})
+        with pytest.raises(minnow.InvalidArgumentError, match="takes float32"):
+            s.run({"x": x.astype(np.float64)})
+    assert s.closed
+    with pytest.raises(minnow.InvalidArgumentError, match="closed"):
+        s.run({"x": x})
+    with pytest.raises(minnow.MinnowError, match="nonexistent"):
+        minnow.OnnxModel(ROOT / "nonexistent.onnx")

@@ -27,7 +27,7 @@ from . import _minnow
 from ._minnow import InvalidArgumentError, MinnowError
 
 __version__ = "0.1.0"
-__all__ = ["Model", "Session", "Embedder", "ModelInfo", "GenerateResult", "MinnowError", "InvalidArgumentError",
+__all__ = ["Model", "Session", "Embedder", "OnnxModel", "OnnxSession", "ModelInfo", "GenerateResult", "MinnowError", "InvalidArgumentError",
            "library_version", "json_schema_to_grammar"]
 
 Prompt = Union[str, bytes, Sequence[int]]
@@ -464,3 +464,61 @@ class Embedder:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class OnnxSession:
+    """One set of tensors and threads for an OnnxModel; run() as often as needed, with the
+    same or other input shapes. One run at a time per session (docs/onnx.md)."""
+
+    def __init__(self, model: "OnnxModel", n_threads: int = 0, optimize: bool = True):
+        self.model = model
+        self._s = _minnow.OnnxSession(model._m, n_threads, optimize)
+
+    def run(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
+        """inputs: {name: numpy array} for every model input (float32 for most CNNs);
+        returns {output name: numpy array}."""
+        _require_numpy()
+        import numpy as np
+        return self._s.run([(name, np.ascontiguousarray(value)) for name, value in inputs.items()])
+
+    @property
+    def closed(self) -> bool:
+        return self._s.closed
+
+    def close(self) -> None:
+        """Free the session's tensors now."""
+        self._s.close()
+
+    def __enter__(self) -> "OnnxSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class OnnxModel:
+    """An ONNX model (a CNN for classification, detection, OCR...) on minnow's own runtime,
+    shaped like MNN's: the model is loaded once, sessions hold tensors and threads.
+
+        net = minnow.OnnxModel("mobilenet.onnx")
+        with net.session(n_threads=2) as s:
+            logits = s.run({"x": image})[net.outputs[0]]
+
+    A model using an operator minnow lacks is refused at load (minnow.MinnowError naming the
+    operator and the node)."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"]):
+        self.path = os.fsdecode(path)
+        self._m = _minnow.OnnxModel(self.path)
+
+    @property
+    def inputs(self) -> List[str]:
+        return list(self._m.inputs)
+
+    @property
+    def outputs(self) -> List[str]:
+        return list(self._m.outputs)
+
+    def session(self, n_threads: int = 0, optimize: bool = True) -> OnnxSession:
+        """A new session (n_threads 0: one per core; optimize: constant folding and Conv fusions)."""
+        return OnnxSession(self, n_threads, optimize)

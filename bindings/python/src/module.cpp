@@ -4,6 +4,7 @@
 // around every C call, and a token callback takes it back only for Python work.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -282,6 +283,42 @@ Logits2 eval_all(Session& self, const std::vector<int32_t>& tokens) {
   return Logits2(buf, {tokens.size(), self.vocab}, owner);
 }
 
+// --- ONNX: numpy arrays in and out, element types by ONNX's numbering.
+using AnyArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+int32_t onnx_dtype_of(const nb::dlpack::dtype& t) {
+  using C = nb::dlpack::dtype_code;
+  if (t.lanes != 1) return 0;
+  if (t.code == static_cast<uint8_t>(C::Float) && t.bits == 32) return MINNOW_ONNX_FLOAT;
+  if (t.code == static_cast<uint8_t>(C::Float) && t.bits == 64) return MINNOW_ONNX_DOUBLE;
+  if (t.code == static_cast<uint8_t>(C::Int) && t.bits == 64) return MINNOW_ONNX_INT64;
+  if (t.code == static_cast<uint8_t>(C::Int) && t.bits == 32) return MINNOW_ONNX_INT32;
+  if (t.code == static_cast<uint8_t>(C::Int) && t.bits == 8) return MINNOW_ONNX_INT8;
+  if (t.code == static_cast<uint8_t>(C::UInt) && t.bits == 8) return MINNOW_ONNX_UINT8;
+  if (t.code == static_cast<uint8_t>(C::Bool) && t.bits == 8) return MINNOW_ONNX_BOOL;
+  return 0;
+}
+
+nb::dlpack::dtype dlpack_of(int32_t onnx_dtype) {
+  switch (onnx_dtype) {
+    case MINNOW_ONNX_DOUBLE: return nb::dtype<double>();
+    case MINNOW_ONNX_INT64: return nb::dtype<int64_t>();
+    case MINNOW_ONNX_INT32: return nb::dtype<int32_t>();
+    case MINNOW_ONNX_INT8: return nb::dtype<int8_t>();
+    case MINNOW_ONNX_UINT8: return nb::dtype<uint8_t>();
+    case MINNOW_ONNX_BOOL: return nb::dtype<bool>();
+    default: return nb::dtype<float>();
+  }
+}
+
+size_t onnx_dtype_bytes(int32_t onnx_dtype) {
+  switch (onnx_dtype) {
+    case MINNOW_ONNX_DOUBLE: case MINNOW_ONNX_INT64: return 8;
+    case MINNOW_ONNX_INT8: case MINNOW_ONNX_UINT8: case MINNOW_ONNX_BOOL: return 1;
+    default: return 4;
+  }
+}
+
 nb::handle new_exception(const char* name, const char* doc, PyObject* base) {
   PyObject* type = PyErr_NewExceptionWithDoc(name, doc, base, nullptr);
   if (!type) throw nb::python_error();
@@ -289,6 +326,20 @@ nb::handle new_exception(const char* name, const char* doc, PyObject* base) {
 }
 
 }  // namespace
+
+struct OnnxModel {
+  minnow_onnx_model* handle = nullptr;
+  explicit OnnxModel(minnow_onnx_model* h) : handle(h) {}
+  ~OnnxModel() { minnow_onnx_free(handle); }
+};
+
+// An ONNX session; one run() at a time (the C API's rule), closing waits for it.
+struct OnnxSession {
+  minnow_onnx_session* handle = nullptr;
+  std::vector<std::string> outputs;
+  std::mutex busy;
+  ~OnnxSession() { minnow_onnx_session_free(handle); }
+};
 
 // An embedder handle; one embed() at a time (the C API's rule), closing waits for it.
 struct Embedder {
@@ -385,6 +436,86 @@ NB_MODULE(_minnow, m) {
         self.handle = nullptr;
       })
       .def_prop_ro("closed", [](const Embedder& self) { return self.handle == nullptr; });
+
+  nb::class_<OnnxModel>(m, "OnnxModel")
+      .def("__init__",
+           [](OnnxModel* self, const std::string& path) {
+             check_no_nul(path, "the path");
+             minnow_onnx_model* raw = nullptr;
+             call([&] { return minnow_onnx_load(path.c_str(), &raw); });
+             new (self) OnnxModel{raw};
+           },
+           "path"_a)
+      .def_prop_ro("inputs",
+                   [](const OnnxModel& self) {
+                     std::vector<std::string> v;
+                     for (int32_t i = 0; i < minnow_onnx_n_inputs(self.handle); ++i) v.push_back(minnow_onnx_input_name(self.handle, i));
+                     return v;
+                   })
+      .def_prop_ro("outputs", [](const OnnxModel& self) {
+        std::vector<std::string> v;
+        for (int32_t i = 0; i < minnow_onnx_n_outputs(self.handle); ++i) v.push_back(minnow_onnx_output_name(self.handle, i));
+        return v;
+      });
+
+  nb::class_<OnnxSession>(m, "OnnxSession")
+      .def("__init__",
+           [](OnnxSession* self, const OnnxModel& model, int32_t n_threads, bool optimize) {
+             minnow_onnx_session_params p = minnow_onnx_session_params_default();
+             p.n_threads = n_threads;
+             p.optimize = optimize;
+             minnow_onnx_session* raw = nullptr;
+             call([&] { return minnow_onnx_session_create(model.handle, &p, &raw); });
+             new (self) OnnxSession{};
+             self->handle = raw;
+             for (int32_t i = 0; i < minnow_onnx_n_outputs(model.handle); ++i)
+               self->outputs.push_back(minnow_onnx_output_name(model.handle, i));
+           },
+           "model"_a, "n_threads"_a, "optimize"_a)
+      .def("run",
+           [](OnnxSession& self, const std::vector<std::pair<std::string, AnyArray>>& inputs) {
+             // The lock is taken without the GIL: a thread waiting for it must not hold the
+             // GIL that the thread inside needs back after each C call.
+             std::unique_lock<std::mutex> lock(self.busy, std::defer_lock);
+             {
+               nb::gil_scoped_release nogil;
+               lock.lock();
+             }
+             if (!self.handle) raise(MINNOW_ERR_INVALID_ARGUMENT, "the session is closed");
+             for (const auto& [name, a] : inputs) {
+               check_no_nul(name, "an input name");
+               const int32_t dtype = onnx_dtype_of(a.dtype());
+               if (dtype == 0) raise(MINNOW_ERR_INVALID_ARGUMENT, "input '" + name + "': unsupported element type");
+               std::vector<int64_t> shape(a.ndim());
+               for (size_t d = 0; d < a.ndim(); ++d) shape[d] = static_cast<int64_t>(a.shape(d));
+               call([&] {
+                 return minnow_onnx_set_input(self.handle, name.c_str(), dtype, shape.data(),
+                                              static_cast<int32_t>(shape.size()), a.data());
+               });
+             }
+             call([&] { return minnow_onnx_run(self.handle); });
+             nb::dict result;
+             for (const std::string& name : self.outputs) {
+               minnow_onnx_tensor t;
+               check(outcome(minnow_onnx_get_output(self.handle, name.c_str(), &t)));
+               const size_t bytes = static_cast<size_t>(t.n_elements) * onnx_dtype_bytes(t.dtype);
+               char* buf = new char[bytes > 0 ? bytes : 1];
+               nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<char*>(p); });
+               std::memcpy(buf, t.data, bytes);
+               std::vector<size_t> shape(t.shape, t.shape + t.rank);
+               result[nb::str(name.c_str())] =
+                   nb::ndarray<nb::numpy>(buf, shape.size(), shape.data(), owner, nullptr, dlpack_of(t.dtype)).cast();
+             }
+             return result;
+           },
+           "inputs"_a)
+      .def("close", [](OnnxSession& self) {
+        nb::gil_scoped_release nogil;
+        std::lock_guard<std::mutex> lock(self.busy);
+        minnow_onnx_session_free(self.handle);
+        self.handle = nullptr;
+      })
+      .def_prop_ro("closed", [](const OnnxSession& self) { return self.handle == nullptr; });
 
   nb::class_<Model>(m, "Model")
       .def("__init__",
