@@ -16,6 +16,8 @@ namespace minnow::kernels {
 // (kernels/arm/attention_neon.cpp) entries of a NEON table.
 void set_neon_elementwise(KernelTable& t);
 void set_neon_attention(KernelTable& t);
+// The convolution kernels (kernels/arm/sgemm_neon.cpp): sgemm, sgemm_rows, depthwise_row.
+void set_neon_convolution(KernelTable& t);
 
 namespace {
 

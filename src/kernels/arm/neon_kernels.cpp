@@ -190,6 +190,7 @@ KernelTable make_neon() {
   t.to_q15 = quantize_q15_neon;
   set_neon_elementwise(t);
   set_neon_attention(t);
+  set_neon_convolution(t);
   MINNOW_SET_PACKED(t, neon);
   return t;
 }

@@ -1,0 +1,174 @@
+// The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row) with
+// baseline NEON: register tiles of 8 rows x 2 vectors of 4 columns (16 sums of the 32
+// registers), each A value multiplied by lane, k blocked so a strip of B stays in L1, the
+// epilogue in the last block's store. Sums are the same fused multiply-add chains in k
+// order as the scalar reference's; columns past the last full vector take the scalar form.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/arm/neon.hpp"
+
+namespace minnow::kernels {
+
+namespace {
+
+struct EpilogueNeon {
+  const Epilogue& e;
+  float32x4_t lo, hi;
+  explicit EpilogueNeon(const Epilogue& ep) : e(ep), lo(vdupq_n_f32(ep.lo)), hi(vdupq_n_f32(ep.hi)) {}
+  // apply_epilogue's operations in its order; a NaN stays NaN as in the scalar form.
+  float32x4_t operator()(float32x4_t v, int64_t r) const {
+    if (e.bias) v = vaddq_f32(v, vdupq_n_f32(e.bias[r]));
+    v = vbslq_f32(vcltq_f32(v, lo), lo, vbslq_f32(vcgtq_f32(v, hi), hi, v));
+    if (e.hard_swish) {
+      float32x4_t g = vaddq_f32(vmulq_n_f32(v, 1.0f / 6), vdupq_n_f32(0.5f));
+      g = vbslq_f32(vcltq_f32(g, vdupq_n_f32(0.0f)), vdupq_n_f32(0.0f), vbslq_f32(vcgtq_f32(g, vdupq_n_f32(1.0f)), vdupq_n_f32(1.0f), g));
+      v = vaddq_f32(vmulq_n_f32(vmulq_f32(v, g), e.scale), vdupq_n_f32(e.shift));
+    }
+    return v;
+  }
+};
+
+// R rows x V vectors of 4 columns at column j; resume continues the sums stored in C,
+// finish applies the epilogue.
+template <int R, int V>
+void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+          const EpilogueNeon& ep, bool resume, bool finish, int64_t row0) {
+  float32x4_t acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = resume ? vld1q_f32(c + r * ldc + v * 4) : vdupq_n_f32(0.0f);
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b[p] + j;
+    float32x4_t bv[V];
+    for (int v = 0; v < V; ++v) bv[v] = vld1q_f32(bp + v * 4);
+    for (int r = 0; r < R; ++r) {
+      const float av = a[r * lda + p];
+      for (int v = 0; v < V; ++v) acc[r][v] = vfmaq_n_f32(acc[r][v], bv[v], av);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) vst1q_f32(c + r * ldc + v * 4, finish ? ep(acc[r][v], row0 + r) : acc[r][v]);
+}
+
+// The columns [j, j + w) (w < 4) of rows [0, m): the scalar form, resumed like the tiles.
+void tail(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc, int64_t m,
+          int64_t k, const Epilogue& e, bool resume, bool finish, int64_t row0) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t jj = j; jj < j + w; ++jj) {
+      float acc = resume ? c[i * ldc + jj] : 0.0f;
+      for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * lda + p], b[p][jj], acc);
+      c[i * ldc + jj] = finish ? apply_epilogue(acc, e, row0 + i) : acc;
+    }
+}
+
+template <int R>
+void rows(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc, int64_t k,
+          const EpilogueNeon& ep, bool resume, bool finish, int64_t row0) {
+  if (w == 8) tile<R, 2>(a, lda, b, j, c + j, ldc, k, ep, resume, finish, row0);
+  else tile<R, 1>(a, lda, b, j, c + j, ldc, k, ep, resume, finish, row0);
+}
+
+// Rows [i0, m) of the column range [j, j + w), w a multiple of 4 up to 8.
+void row_blocks(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc,
+                int64_t m, int64_t k, const EpilogueNeon& ep, bool resume, bool finish) {
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8) rows<8>(a + i * lda, lda, b, j, w, c + i * ldc, ldc, k, ep, resume, finish, i);
+  const float* ai = a + i * lda;
+  float* ci = c + i * ldc;
+  switch (m - i) {
+    case 7: rows<7>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    case 6: rows<6>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    case 5: rows<5>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    case 4: rows<4>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    case 3: rows<3>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    case 2: rows<2>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    case 1: rows<1>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
+    default: break;
+  }
+}
+
+void sgemm_rows_neon(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                     int64_t k, const Epilogue& e) {
+  const EpilogueNeon ep(e);
+  constexpr int64_t kKc = 128;  // a strip of B (128 x 8 floats, 4 KiB) stays in L1 across the row blocks
+  const int64_t full = n / 4 * 4;
+  for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
+    const int64_t kc = std::min(kKc, k - k0);
+    const bool resume = k0 > 0, finish = k0 + kc >= k;
+    for (int64_t j = 0; j < full; j += 8)
+      row_blocks(a + k0, lda, b + k0, j, std::min<int64_t>(8, full - j), c, ldc, m, kc, ep, resume, finish);
+    if (full < n) tail(a + k0, lda, b + k0, full, n - full, c, ldc, m, kc, e, resume, finish, 0);
+  }
+}
+
+void sgemm_neon(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
+                int64_t k, const Epilogue& e) {
+  thread_local std::vector<const float*> b_rows;
+  b_rows.resize(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  for (int64_t p = 0; p < k; ++p) b_rows[p] = b + p * ldb;
+  sgemm_rows_neon(a, lda, b_rows.data(), c, ldc, m, n, k, e);
+}
+
+// Four outputs of stride S at x + o * S (vld2 splits even and odd lanes for S = 2).
+template <int S>
+inline float32x4_t taps4(const float* p) {
+  if constexpr (S == 1) return vld1q_f32(p);
+  else return vld2q_f32(p).val[0];
+}
+
+template <int S>
+int64_t depthwise_neon(const float* x, int64_t ldx, const float* w, int kh, int kw, float* y, int64_t n,
+                       const EpilogueNeon& ep) {
+  int64_t o = 0;
+  for (; o + 16 <= n; o += 16) {  // four vectors per broadcast weight
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+    for (int i = 0; i < kh; ++i) {
+      const float* row = x + i * ldx + o * S;
+      for (int j = 0; j < kw; ++j) {
+        const float wv = w[i * kw + j];
+        a0 = vfmaq_n_f32(a0, taps4<S>(row + j), wv);
+        a1 = vfmaq_n_f32(a1, taps4<S>(row + j + 4 * S), wv);
+        a2 = vfmaq_n_f32(a2, taps4<S>(row + j + 8 * S), wv);
+        a3 = vfmaq_n_f32(a3, taps4<S>(row + j + 12 * S), wv);
+      }
+    }
+    vst1q_f32(y + o, ep(a0, 0));
+    vst1q_f32(y + o + 4, ep(a1, 0));
+    vst1q_f32(y + o + 8, ep(a2, 0));
+    vst1q_f32(y + o + 12, ep(a3, 0));
+  }
+  for (; o + 4 <= n; o += 4) {
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int i = 0; i < kh; ++i) {
+      const float* row = x + i * ldx + o * S;
+      for (int j = 0; j < kw; ++j) acc = vfmaq_n_f32(acc, taps4<S>(row + j), w[i * kw + j]);
+    }
+    vst1q_f32(y + o, ep(acc, 0));
+  }
+  return o;
+}
+
+void depthwise_row_neon(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                        const Epilogue& e) {
+  const EpilogueNeon ep(e);
+  int64_t o = 0;
+  if (stride == 1) o = depthwise_neon<1>(x, ldx, w, kh, kw, y, n, ep);
+  else if (stride == 2) o = depthwise_neon<2>(x, ldx, w, kh, kw, y, n, ep);
+  for (; o < n; ++o) {  // the tail, in the reference's order
+    float acc = 0;
+    for (int i = 0; i < kh; ++i)
+      for (int j = 0; j < kw; ++j) acc = std::fma(w[i * kw + j], x[i * ldx + o * stride + j], acc);
+    y[o] = apply_epilogue(acc, e, 0);
+  }
+}
+
+}  // namespace
+
+void set_neon_convolution(KernelTable& t) {
+  t.sgemm = sgemm_neon;
+  t.sgemm_rows = sgemm_rows_neon;
+  t.depthwise_row = depthwise_row_neon;
+}
+
+}  // namespace minnow::kernels
