@@ -1,13 +1,13 @@
 // The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row) with
 // baseline NEON: register tiles of 8 rows x 2 vectors of 4 columns (16 sums of the 32
-// registers), each A value multiplied by lane, k blocked so a strip of B stays in L1, the
-// epilogue in the last block's store. Sums are the same fused multiply-add chains in k
-// order as the scalar reference's; columns past the last full vector take the scalar form.
+// registers), each A value multiplied by lane, in the shared loop nest
+// (kernels/sgemm_blocking.hpp). Sums are the same fused multiply-add chains in k order as
+// the scalar reference's; columns past the last full vector take the scalar form.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "kernels/arm/neon.hpp"
+#include "kernels/sgemm_blocking.hpp"
 
 namespace minnow::kernels {
 
@@ -33,7 +33,7 @@ struct EpilogueNeon {
 // R rows x V vectors of 4 columns at column j; resume continues the sums stored in C,
 // finish applies the epilogue.
 template <int R, int V>
-void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+[[gnu::noinline]] void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
           const EpilogueNeon& ep, bool resume, bool finish, int64_t row0) {
   float32x4_t acc[R][V];
   for (int r = 0; r < R; ++r)
@@ -51,10 +51,11 @@ void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* 
     for (int v = 0; v < V; ++v) vst1q_f32(c + r * ldc + v * 4, finish ? ep(acc[r][v], row0 + r) : acc[r][v]);
 }
 
-// The columns [j, j + w) (w < 4) of rows [0, m): the scalar form, resumed like the tiles.
-void tail(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc, int64_t m,
-          int64_t k, const Epilogue& e, bool resume, bool finish, int64_t row0) {
-  for (int64_t i = 0; i < m; ++i)
+// The columns [j, j + w) of R rows: the scalar form, resumed like the tiles.
+template <int R>
+void tail(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc, int64_t k,
+          const Epilogue& e, bool resume, bool finish, int64_t row0) {
+  for (int64_t i = 0; i < R; ++i)
     for (int64_t jj = j; jj < j + w; ++jj) {
       float acc = resume ? c[i * ldc + jj] : 0.0f;
       for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * lda + p], b[p][jj], acc);
@@ -62,52 +63,29 @@ void tail(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t
     }
 }
 
+// R rows of the columns [j, j + w), w <= 8: whole vectors by tiles, the rest by the scalar form.
 template <int R>
 void rows(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc, int64_t k,
           const EpilogueNeon& ep, bool resume, bool finish, int64_t row0) {
-  if (w == 8) tile<R, 2>(a, lda, b, j, c + j, ldc, k, ep, resume, finish, row0);
-  else tile<R, 1>(a, lda, b, j, c + j, ldc, k, ep, resume, finish, row0);
-}
-
-// Rows [i0, m) of the column range [j, j + w), w a multiple of 4 up to 8.
-void row_blocks(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t w, float* c, int64_t ldc,
-                int64_t m, int64_t k, const EpilogueNeon& ep, bool resume, bool finish) {
-  int64_t i = 0;
-  for (; i + 8 <= m; i += 8) rows<8>(a + i * lda, lda, b, j, w, c + i * ldc, ldc, k, ep, resume, finish, i);
-  const float* ai = a + i * lda;
-  float* ci = c + i * ldc;
-  switch (m - i) {
-    case 7: rows<7>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    case 6: rows<6>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    case 5: rows<5>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    case 4: rows<4>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    case 3: rows<3>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    case 2: rows<2>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    case 1: rows<1>(ai, lda, b, j, w, ci, ldc, k, ep, resume, finish, i); break;
-    default: break;
-  }
+  const int64_t vec = w / 4 * 4;
+  if (vec == 8) tile<R, 2>(a, lda, b, j, c + j, ldc, k, ep, resume, finish, row0);
+  else if (vec == 4) tile<R, 1>(a, lda, b, j, c + j, ldc, k, ep, resume, finish, row0);
+  if (vec < w) tail<R>(a, lda, b, j + vec, w - vec, c, ldc, k, ep.e, resume, finish, row0);
 }
 
 void sgemm_rows_neon(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
                      int64_t k, const Epilogue& e) {
   const EpilogueNeon ep(e);
-  constexpr int64_t kKc = 128;  // a strip of B (128 x 8 floats, 4 KiB) stays in L1 across the row blocks
-  const int64_t full = n / 4 * 4;
-  for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
-    const int64_t kc = std::min(kKc, k - k0);
-    const bool resume = k0 > 0, finish = k0 + kc >= k;
-    for (int64_t j = 0; j < full; j += 8)
-      row_blocks(a + k0, lda, b + k0, j, std::min<int64_t>(8, full - j), c, ldc, m, kc, ep, resume, finish);
-    if (full < n) tail(a + k0, lda, b + k0, full, n - full, c, ldc, m, kc, e, resume, finish, 0);
-  }
+  sgemm_blocked<8, 8>(a, lda, b, c, ldc, m, n, k,
+                      [&](auto r, const float* ai, const float* const* bk, int64_t j, int64_t w, float* ci, KBlock kb,
+                          int64_t row0) {
+                        rows<decltype(r)::value>(ai, lda, bk, j, w, ci, ldc, kb.k, ep, kb.resume, kb.finish, row0);
+                      });
 }
 
 void sgemm_neon(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k, const Epilogue& e) {
-  thread_local std::vector<const float*> b_rows;
-  b_rows.resize(static_cast<size_t>(std::max<int64_t>(k, 1)));
-  for (int64_t p = 0; p < k; ++p) b_rows[p] = b + p * ldb;
-  sgemm_rows_neon(a, lda, b_rows.data(), c, ldc, m, n, k, e);
+  sgemm_rows_neon(a, lda, dense_rows(b, ldb, n, k, m), c, ldc, m, n, k, e);
 }
 
 // Four outputs of stride S at x + o * S (vld2 splits even and odd lanes for S = 2).

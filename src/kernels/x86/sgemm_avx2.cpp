@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "kernels/ops.hpp"
-#include "kernels/x86/sgemm_rows.hpp"
+#include "kernels/sgemm_blocking.hpp"
 
 namespace minnow::kernels {
 
@@ -51,7 +51,7 @@ struct Pass {
 
 // R rows x V vectors at (i, j); the last vector holds `tail` columns (1..8).
 template <int R, int V, bool kMasked>
-void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+[[gnu::noinline]] void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
           const Pass& pass, int64_t row0, int64_t tail) {
   const __m256i mask = lane_mask(tail);
   __m256 acc[R][V];
@@ -78,8 +78,9 @@ void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* 
 }
 
 // The body's 6 x 16 tile with named accumulators: 12 sums, 2 B vectors and a broadcast
-// (GCC keeps an accumulator array in memory, and spills a 4 x 24 tile's 16 at -O3).
-void tile_6x16(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+// (GCC keeps an accumulator array in memory, and spills a 4 x 24 tile's 16 at -O3). Not
+// inlined: inside the caller's loops GCC spills its sums again.
+[[gnu::noinline]] void tile_6x16(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
                const Pass& pass, int64_t row0) {
   float* cr[6];
   for (int r = 0; r < 6; ++r) cr[r] = c + r * ldc;
@@ -136,26 +137,12 @@ void tile_any(const float* a, int64_t lda, const float* const* b, int64_t j, int
 void sgemm_rows_avx2(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
                      int64_t k, const Epilogue& e) {
   const VecEpilogue ep(e);
-  // Blocks of kKc along k keep a 16-column strip of B (kKc x 16 floats, 8 KiB) in L1
-  // while every row block passes over it.
-  constexpr int64_t kKc = 128;
-  for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
-    const int64_t kc = std::min(kKc, k - k0);
-    const Pass pass{ep, k0 > 0, k0 + kc >= k};
-    const float* ak = a + k0;
-    const float* const* bk = b + k0;
-    for (int64_t j = 0; j < n; j += 16) {
-      const int64_t w = std::min<int64_t>(16, n - j);
-      int64_t i = 0;
-      for (; i + 6 <= m; i += 6) tile_any<6>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
-      const int64_t left = m - i;
-      if (left >= 4) tile_any<4>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
-      if (left == 5) tile_any<1>(ak + (i + 4) * lda, lda, bk, j, w, c + (i + 4) * ldc, ldc, kc, pass, i + 4);
-      if (left == 3) tile_any<3>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
-      if (left == 2) tile_any<2>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
-      if (left == 1) tile_any<1>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
-    }
-  }
+  sgemm_blocked<6, 16>(a, lda, b, c, ldc, m, n, k,
+                       [&](auto rows, const float* ai, const float* const* bk, int64_t j, int64_t w, float* ci, KBlock kb,
+                           int64_t row0) {
+                         tile_any<decltype(rows)::value>(ai, lda, bk, j, w, ci, ldc, kb.k, Pass{ep, kb.resume, kb.finish},
+                                                         row0);
+                       });
 }
 
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,

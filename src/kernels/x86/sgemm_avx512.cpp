@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "kernels/ops.hpp"
-#include "kernels/x86/sgemm_rows.hpp"
+#include "kernels/sgemm_blocking.hpp"
 
 namespace minnow::kernels {
 
@@ -44,7 +44,7 @@ struct Pass {
 
 // R rows x V vectors of 16 columns at column j; `mask` selects the last vector's columns.
 template <int R, int V>
-void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
+[[gnu::noinline]] void tile(const float* a, int64_t lda, const float* const* b, int64_t j, float* c, int64_t ldc, int64_t k,
           const Pass& pass, int64_t row0, __mmask16 mask) {
   __m512 acc[R][V];
 #pragma GCC unroll 16
@@ -89,32 +89,11 @@ void rows(const float* a, int64_t lda, const float* const* b, int64_t j, int64_t
 void sgemm_rows_avx512(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
                        int64_t k, const Epilogue& e) {
   const Epilogue512 ep(e);
-  // Blocks of kKc along k keep a 32-column strip of B (kKc x 32 floats, 16 KiB) in L1
-  // while every row block passes over it.
-  constexpr int64_t kKc = 128;
-  for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
-    const int64_t kc = std::min(kKc, k - k0);
-    const Pass pass{ep, k0 > 0, k0 + kc >= k};
-    const float* ak = a + k0;
-    const float* const* bk = b + k0;
-    for (int64_t j = 0; j < n; j += 32) {
-      const int64_t w = std::min<int64_t>(32, n - j);
-      int64_t i = 0;
-      for (; i + 8 <= m; i += 8) rows<8>(ak + i * lda, lda, bk, j, w, c + i * ldc, ldc, kc, pass, i);
-      const float* ai = ak + i * lda;
-      float* ci = c + i * ldc;
-      switch (m - i) {
-        case 7: rows<7>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        case 6: rows<6>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        case 5: rows<5>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        case 4: rows<4>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        case 3: rows<3>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        case 2: rows<2>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        case 1: rows<1>(ai, lda, bk, j, w, ci, ldc, kc, pass, i); break;
-        default: break;
-      }
-    }
-  }
+  sgemm_blocked<8, 32>(a, lda, b, c, ldc, m, n, k,
+                       [&](auto r, const float* ai, const float* const* bk, int64_t j, int64_t w, float* ci, KBlock kb,
+                           int64_t row0) {
+                         rows<decltype(r)::value>(ai, lda, bk, j, w, ci, ldc, kb.k, Pass{ep, kb.resume, kb.finish}, row0);
+                       });
 }
 
 void sgemm_avx512(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,

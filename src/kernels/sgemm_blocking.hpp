@@ -1,0 +1,64 @@
+// What the SIMD sgemm kernels (kernels/ops.hpp) share around their own register tiles:
+// the dense form's row pointers, and the loop nest of sgemm_rows: k in blocks of 128 (a
+// strip of B, 128 x kCols floats, stays in L1 while every row block passes over it; a
+// later block resumes the sums stored in C, so each output stays one fused multiply-add
+// chain in k order, and only the last applies the epilogue), column strips of kCols, row
+// blocks of kRows, then the leftover rows as one block of their own count.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace minnow::kernels {
+
+// One pass of a tile over k values: where it starts and whether it ends the sums.
+struct KBlock {
+  int64_t k;
+  bool resume, finish;
+};
+
+// tile(std::integral_constant<int, R>, a, b, j, w, c, kb, row0) computes rows row0 ..
+// row0 + R of columns [j, j + w) (w <= kCols) into c (row row0 at c), reading A from a
+// (row row0 at a, k0 applied) and B's rows from b (k0 applied).
+template <int kRows, int kCols, class Tile>
+void sgemm_blocked(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
+                   int64_t k, Tile&& tile) {
+  constexpr int64_t kKc = 128;
+  for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
+    const KBlock kb{std::min(kKc, k - k0), k0 > 0, k0 + kKc >= k};
+    for (int64_t j = 0; j < n; j += kCols) {
+      const int64_t w = std::min<int64_t>(kCols, n - j);
+      int64_t i = 0;
+      for (; i + kRows <= m; i += kRows)
+        tile(std::integral_constant<int, kRows>{}, a + i * lda + k0, b + k0, j, w, c + i * ldc, kb, i);
+      // The leftover rows, 1 .. kRows - 1, as one tile of that height.
+      [&]<int... R>(std::integer_sequence<int, R...>) {
+        ((m - i == R + 1 ? tile(std::integral_constant<int, R + 1>{}, a + i * lda + k0, b + k0, j, w, c + i * ldc, kb, i)
+                         : void()),
+         ...);
+      }(std::make_integer_sequence<int, kRows - 1>{});
+    }
+  }
+}
+
+// B's k rows as pointers. A strided B (a block of a convolution's channels x pixels: rows
+// thousands of bytes apart) is first copied into contiguous rows when enough rows of A
+// will reuse it: strided rows fall into few L1 sets and evict each other (rec's 240 x 240
+// pointwise convolutions ran at half speed).
+inline const float* const* dense_rows(const float* b, int64_t ldb, int64_t n, int64_t k, int64_t m) {
+  thread_local std::vector<const float*> rows;
+  thread_local std::vector<float> copy;
+  rows.resize(static_cast<size_t>(std::max<int64_t>(k, 1)));
+  if (m >= 16 && ldb > n && n > 0) {
+    copy.resize(static_cast<size_t>(k * n));
+    for (int64_t p = 0; p < k; ++p) std::copy_n(b + p * ldb, n, copy.data() + p * n);
+    b = copy.data();
+    ldb = n;
+  }
+  for (int64_t p = 0; p < k; ++p) rows[p] = b + p * ldb;
+  return rows.data();
+}
+
+}  // namespace minnow::kernels
