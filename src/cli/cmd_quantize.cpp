@@ -2,6 +2,7 @@
 // the chosen type (or mixed recipe) out, readable by minnow, llama.cpp and the gguf package.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "base/thread_pool.hpp"
 #include "cli/calibration.hpp"
 #include "cli/common.hpp"
+#include "quant/awq.hpp"
 #include "quant/hessian_collector.hpp"
 #include "quant/model_source.hpp"
 #include "quant/quantize_model.hpp"
@@ -22,7 +24,7 @@ struct Opts {
   std::string in, out, type, imatrix, gptq;
   int threads = 0, ctx = 512, gptq_chunks = 32;
   double gptq_damp = 0.1;
-  bool pure = false;
+  bool pure = false, awq = false;
   std::vector<std::string> overrides;
 };
 
@@ -56,6 +58,23 @@ class ProgressLine {
   bool open_ = false;
   int last_decile_ = 0;
 };
+
+// One summary line, and one per group left alone.
+void report_awq(const quant::AwqReport& r) {
+  std::vector<float> alphas;
+  double error = 0, unscaled = 0;
+  for (const quant::AwqGroup& g : r.groups) {
+    if (g.alpha > 0) alphas.push_back(g.alpha);
+    error += g.error, unscaled += g.unscaled_error;
+  }
+  std::sort(alphas.begin(), alphas.end());
+  std::fprintf(stderr, "quantize: --awq: %zu of %zu groups scaled", alphas.size(), r.groups.size());
+  if (!alphas.empty())
+    std::fprintf(stderr, " (alpha %.3g..%.3g, median %.3g)", alphas.front(), alphas.back(), alphas[alphas.size() / 2]);
+  if (unscaled > 0) std::fprintf(stderr, "; their weighted rounding error %.3fx of unscaled", error / unscaled);
+  std::fprintf(stderr, "\n");
+  for (const std::string& s : r.skipped) std::fprintf(stderr, "quantize: --awq: left alone: %s\n", s.c_str());
+}
 
 void run(const Opts& o) {
   const auto target = quant::parse_target(o.type);
@@ -91,6 +110,10 @@ void run(const Opts& o) {
     imatrix.emplace();
     for (const auto& [name, m] : gptq->moments) imatrix->entries[name] = {m->diag, {1.0f}};
   }
+  if (o.awq) report_awq(quant::apply_awq(*src, *imatrix, [&](size_t i) {
+    const quant::SourceTensor& t = src->tensors[i];
+    return plan.choose({t.name, t.dims, src->n_layers, src->tied_output}).type;
+  }, pool));
   ProgressLine line;
   quant::QuantizeCallbacks cb;
   cb.progress = [&](const quant::Progress& p) { line.update(p); };
@@ -140,15 +163,21 @@ void register_quantize(CLI::App& app) {
       "  minnow quantize models/SmolLM2-135M-Instruct.Q4_1.gguf /tmp/smol.Q8_0.gguf --type Q8_0\n"
       "  minnow quantize path/to/hf-checkpoint-dir model.Q4_K_M.gguf --type Q4_K_M -t 8\n"
       "  minnow quantize in.gguf out.gguf --type Q4_0 --imatrix smol.imatrix.gguf\n"
+      "  minnow quantize in.gguf out.gguf --type Q4_K_M --imatrix smol.imatrix.gguf --awq\n"
       "  minnow quantize in.gguf out.gguf --type Q4_K_M --gptq calibration.txt --gptq-chunks 32\n"
       "  minnow quantize in.gguf out.gguf --type Q4_K --override 'blk.*.attn_v.weight=Q8_0' --override '/ffn_down/=Q6_K'");
   cmd->add_option("IN", o->in, "Input: a GGUF file or a Hugging Face checkpoint directory")->required();
   cmd->add_option("OUT", o->out, "Output GGUF file (replaced if it exists)")->required();
   cmd->add_option("--type", o->type, "Target type or recipe: " + quant::target_names())->required();
   cmd->add_option("-t,--threads", o->threads, "Threads (default: one per core)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--imatrix", o->imatrix,
+  auto* imatrix_opt = cmd->add_option("--imatrix", o->imatrix,
                   "Importance matrix (minnow imatrix or llama-imatrix, GGUF or legacy .dat): every quantized type "
                   "then minimizes the activation-weighted rounding error");
+  cmd->add_flag("--awq", o->awq,
+                "Activation-aware scaling (AWQ) from the --imatrix: the columns of Q, K, V, gate and up are scaled "
+                "by a power of their mean squared activation and the preceding norm divided by it, the power "
+                "searched per layer for the least weighted rounding error (0: unscaled)")
+      ->needs(imatrix_opt);
   auto* gptq = cmd->add_option("--gptq", o->gptq,
                   "Calibration text for GPTQ: the model runs over it first, then each matrix is rounded column by "
                   "column with the errors carried onto later columns (the output error on that text is minimized; "
