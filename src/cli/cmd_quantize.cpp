@@ -59,7 +59,7 @@ class ProgressLine {
   int last_decile_ = 0;
 };
 
-// One summary line, and one per group left alone.
+// A summary line, and one for the groups left alone.
 void report_awq(const quant::AwqReport& r) {
   std::vector<float> alphas;
   double error = 0, unscaled = 0;
@@ -73,7 +73,9 @@ void report_awq(const quant::AwqReport& r) {
     std::fprintf(stderr, " (alpha %.3g..%.3g, median %.3g)", alphas.front(), alphas.back(), alphas[alphas.size() / 2]);
   if (unscaled > 0) std::fprintf(stderr, "; their weighted rounding error %.3fx of unscaled", error / unscaled);
   std::fprintf(stderr, "\n");
-  for (const std::string& s : r.skipped) std::fprintf(stderr, "quantize: --awq: left alone: %s\n", s.c_str());
+  if (!r.skipped.empty())
+    std::fprintf(stderr, "quantize: --awq: %zu group%s left alone (%s%s)\n", r.skipped.size(), r.skipped.size() == 1 ? "" : "s",
+                 r.skipped[0].c_str(), r.skipped.size() > 1 ? "; ..." : "");
 }
 
 void run(const Opts& o) {
@@ -174,9 +176,9 @@ void register_quantize(CLI::App& app) {
                   "Importance matrix (minnow imatrix or llama-imatrix, GGUF or legacy .dat): every quantized type "
                   "then minimizes the activation-weighted rounding error");
   cmd->add_flag("--awq", o->awq,
-                "Activation-aware scaling (AWQ) from the --imatrix: the columns of Q, K, V, gate and up are scaled "
-                "by a power of their mean squared activation and the preceding norm divided by it, the power "
-                "searched per layer for the least weighted rounding error (0: unscaled)")
+                "Activation-aware scaling (AWQ) from the --imatrix: the columns of Q, K, V, gate, up and down are "
+                "scaled by a power of their mean squared activation, and the norm (for down: up's rows) divided by "
+                "it; the power searched per layer for the least weighted rounding error (0: unscaled)")
       ->needs(imatrix_opt);
   auto* gptq = cmd->add_option("--gptq", o->gptq,
                   "Calibration text for GPTQ: the model runs over it first, then each matrix is rounded column by "

@@ -11,11 +11,16 @@
 namespace minnow::quant {
 namespace {
 
-constexpr int kAlphaSteps = 8;          // alpha in 0, 1/8, ..., 1
+// alpha in 0, 1/8, 1/4. Searched up to 1 the measure chose up to 1/2, and on a grid of
+// 1/16 other values, and both scored worse (docs/quantize.md): the measure rewards scaling
+// more than the model's outputs do.
+constexpr int kAlphaSteps = 2;
+constexpr float kMaxAlpha = 0.25f;
 constexpr int64_t kSearchRows = 256;    // rows of each matrix the search quantizes
 
 struct Group {
-  size_t norm = 0;
+  size_t fold = 0;          // the norm (its weights divided by s), or ffn_up (its rows divided by s)
+  bool fold_rows = false;
   std::vector<size_t> mats;
   std::vector<float> a;  // mean squared activation per column
 };
@@ -83,53 +88,56 @@ AwqReport apply_awq(ModelSource& src, Imatrix& imatrix, const std::function<DTyp
 
   AwqReport report;
   std::vector<Group> groups;
-  struct Site {
-    const char* norm;
-    std::vector<const char*> mats;
+  // Adds the group of `mats` (those present) folding into `fold`, or a reason it is skipped.
+  const auto add_group = [&](const std::string& name, size_t fold, bool fold_rows, std::vector<std::string> mats) {
+    const SourceTensor& f = src.tensors[fold];
+    const int64_t n = fold_rows ? f.rows() : f.dims[0];
+    Group g{fold, fold_rows, {}, {}};
+    std::string why;
+    if (!fold_rows && (f.dims.size() != 1 || type_of(fold) != DType::F32)) why = "the norm is not a vector kept as F32";
+    if (fold_rows && f.dims.size() != 2) why = f.name + " is not a matrix";
+    for (const std::string& m : mats) {
+      const size_t* i = find(m);
+      if (!i || !why.empty()) continue;
+      const SourceTensor& t = src.tensors[*i];
+      const DType type = type_of(*i);
+      std::vector<float> a = imatrix.importance(t.name);
+      if (t.dims.size() != 2 || t.dims[0] != n) why = t.name + " does not read " + f.name + "'s output";
+      else if (dtype_traits(type).block_size == 1) why = t.name + " is not quantized";
+      else if (!dtype_bytes(type, static_cast<uint64_t>(n))) why = t.name + "'s rows are no whole number of " + dtype_name(type) + " blocks";
+      else if (t.raw && converts_exactly(t.type, type)) why = t.name + " is copied exactly (" + t.type_name + " as " + dtype_name(type) + ")";
+      else if (a.empty()) why = "the imatrix has no entry for " + t.name;
+      else if (g.a.empty()) g.a = std::move(a);
+      g.mats.push_back(*i);
+    }
+    if (why.empty() && g.mats.empty()) why = "no matrix reads it";
+    if (!why.empty()) report.skipped.push_back(name + ": " + why);
+    else groups.push_back(std::move(g)), report.groups.push_back({name, 0, 0, 0});
   };
-  const Site sites[] = {{"attn_norm", {"attn_q", "attn_k", "attn_v", "attn_qkv"}}, {"ffn_norm", {"ffn_gate", "ffn_up"}}};
   for (int layer = 0; layer < src.n_layers; ++layer) {
     const std::string blk = "blk." + std::to_string(layer) + ".";
-    if (!find(blk + "attn_norm.weight") || !find(blk + "ffn_norm.weight")) continue;
-    for (const Site& site : sites) {
-      const std::string norm_name = blk + site.norm + ".weight";
-      Group g;
-      g.norm = *find(norm_name);
-      const SourceTensor& norm = src.tensors[g.norm];
-      std::string why;
-      if (norm.dims.size() != 1 || type_of(g.norm) != DType::F32) why = "the norm is not a vector kept as F32";
-      for (const char* m : site.mats) {
-        const size_t* i = find(blk + m + ".weight");
-        if (!i || !why.empty()) continue;
-        const SourceTensor& t = src.tensors[*i];
-        const DType type = type_of(*i);
-        std::vector<float> a = imatrix.importance(t.name);
-        if (t.dims.size() != 2 || t.dims[0] != norm.dims[0]) why = t.name + " does not read the norm's output";
-        else if (dtype_traits(type).block_size == 1) why = t.name + " is not quantized";
-        else if (t.raw && converts_exactly(t.type, type)) why = t.name + " is copied exactly (" + t.type_name + " as " + dtype_name(type) + ")";
-        else if (a.empty()) why = "the imatrix has no entry for " + t.name;
-        else if (g.a.empty()) g.a = std::move(a);
-        g.mats.push_back(*i);
-      }
-      if (why.empty() && g.mats.empty()) why = "no matrix reads it";
-      if (!why.empty()) report.skipped.push_back(norm_name + ": " + why);
-      else groups.push_back(std::move(g));
-    }
+    const size_t *attn_norm = find(blk + "attn_norm.weight"), *ffn_norm = find(blk + "ffn_norm.weight");
+    if (!attn_norm || !ffn_norm) continue;
+    add_group(blk + "attn_norm.weight", *attn_norm, false,
+              {blk + "attn_q.weight", blk + "attn_k.weight", blk + "attn_v.weight", blk + "attn_qkv.weight"});
+    add_group(blk + "ffn_norm.weight", *ffn_norm, false, {blk + "ffn_gate.weight", blk + "ffn_up.weight"});
+    // down reads act(gate) * up, linear in up's rows.
+    if (const size_t* up = find(blk + "ffn_up.weight"); up && find(blk + "ffn_gate.weight"))
+      add_group(blk + "ffn_down.weight", *up, true, {blk + "ffn_down.weight"});
   }
 
-  for (const Group& g : groups) {
-    AwqGroup r;
-    r.norm = src.tensors[g.norm].name;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group& g = groups[gi];
+    AwqGroup& r = report.groups[gi];
     std::vector<float> best_s;
     for (int step = 0; step <= kAlphaSteps; ++step) {
-      const float alpha = static_cast<float>(step) / kAlphaSteps;
+      const float alpha = kMaxAlpha * static_cast<float>(step) / kAlphaSteps;
       std::vector<float> s = column_scales(g.a, alpha);
       double err = 0;
       for (size_t i : g.mats) err += weighted_error(src.tensors[i], type_of(i), g.a, s, pool);
       if (step == 0) r.unscaled_error = r.error = err;
       else if (err < r.error) r.error = err, r.alpha = alpha, best_s = std::move(s);
     }
-    report.groups.push_back(r);
     if (r.alpha == 0) continue;
     auto s = std::make_shared<const std::vector<float>>(std::move(best_s));
     for (size_t i : g.mats) {
@@ -142,12 +150,18 @@ AwqReport apply_awq(ModelSource& src, Imatrix& imatrix, const std::function<DTyp
       ImatrixEntry& e = imatrix.entries.at(t.name);
       for (size_t j = 0; j < s->size(); ++j) e.sum2[j] /= (*s)[j] * (*s)[j];
     }
-    SourceTensor& norm = src.tensors[g.norm];
-    norm.read_row = [read = norm.read_row, s](int64_t row, float* out) {
-      read(row, out);
-      for (size_t j = 0; j < s->size(); ++j) out[j] /= (*s)[j];
-    };
-    norm.raw = nullptr;
+    SourceTensor& f = src.tensors[g.fold];
+    if (g.fold_rows)
+      f.read_row = [read = f.read_row, s, n = f.dims[0]](int64_t row, float* out) {
+        read(row, out);
+        for (int64_t j = 0; j < n; ++j) out[j] /= (*s)[static_cast<size_t>(row)];
+      };
+    else
+      f.read_row = [read = f.read_row, s](int64_t row, float* out) {
+        read(row, out);
+        for (size_t j = 0; j < s->size(); ++j) out[j] /= (*s)[j];
+      };
+    f.raw = nullptr;
   }
   return report;
 }

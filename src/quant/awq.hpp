@@ -2,10 +2,11 @@
 // Quantization for LLM Compression and Acceleration"), folded into the RMS norms.
 //
 // The matrices that read one norm's output (Q, K and V after attn_norm; gate and up after
-// ffn_norm) get column j multiplied by s_j and the norm's weight j divided by it: the model
+// ffn_norm) get column j multiplied by s_j and the norm's weight j divided by it; ffn_down,
+// which reads act(gate) * up, gets column j multiplied and up's row j divided. The model
 // computes the same function, while columns that see large activations get a finer grid.
 // s_j = a_j^(alpha/2) over the geometric mean of those, a_j the column's mean squared
-// activation (the importance matrix). alpha is chosen per group from 0, 1/8, ..., 1: the one
+// activation (the importance matrix). alpha is chosen per group from 0, 1/8, 1/4: the one
 // with the least activation-weighted rounding error sum_j a_j (w_j - q_j / s_j)^2 over the
 // group's matrices (on up to 256 rows of each). alpha = 0 is the unscaled model, so by this
 // measure no group gets worse.
@@ -21,7 +22,8 @@
 namespace minnow::quant {
 
 struct AwqGroup {
-  std::string norm;                       // "blk.3.attn_norm.weight"
+  std::string name;                       // what the scales fold into: "blk.3.attn_norm.weight", or
+                                          // "blk.3.ffn_down.weight" (folded into ffn_up's rows)
   float alpha = 0;                        // 0: left unscaled
   double error = 0, unscaled_error = 0;   // the measure at alpha and at 0
 };

@@ -12,7 +12,7 @@
 namespace minnow::quant {
 namespace {
 
-constexpr int64_t kCols = 256, kRows = 64;
+constexpr int64_t kCols = 256, kRows = 256;  // kRows: also the row length of ffn_down
 
 // One pre-norm layer of f32 tensors in memory: norms, Q, K, V, gate, up; an imatrix with
 // log-normal column importance (as real activations look) shared by each norm's readers.
@@ -45,6 +45,10 @@ struct TinyLayer {
         imatrix.entries[std::string("blk.0.") + m + ".weight"] = {sum2, {1.0f}};
       }
     }
+    add("blk.0.ffn_down.weight", {kRows, kCols}, 0.0f);  // reads act(gate) * up: up's rows
+    std::vector<float> sum2(kRows);
+    for (float& x : sum2) x = std::exp(2.0f * g(rng));
+    imatrix.entries["blk.0.ffn_down.weight"] = {sum2, {1.0f}};
   }
   size_t index(const std::string& name) const {
     for (size_t i = 0; i < src.tensors.size(); ++i)
@@ -68,17 +72,17 @@ TEST(Awq, ScaledLayerComputesTheSameAndImportanceFollows) {
     TinyLayer before(7), after(7);
     ThreadPool pool(2);
     const AwqReport r = apply_awq(after.src, after.imatrix, [&](size_t i) { return f32_norms_and(type, after.src, i); }, pool);
-    ASSERT_EQ(r.groups.size(), 2u);
+    ASSERT_EQ(r.groups.size(), 3u);
     EXPECT_TRUE(r.skipped.empty());
     for (const AwqGroup& g : r.groups) {
-      EXPECT_LE(g.error, g.unscaled_error) << g.norm;
+      EXPECT_LE(g.error, g.unscaled_error) << g.name;
       // Strongly uneven importance: some scaling pays.
-      EXPECT_GT(g.alpha, 0.0f) << dtype_name(type) << " " << g.norm;
-      EXPECT_LT(g.error, 0.95 * g.unscaled_error) << dtype_name(type) << " " << g.norm;
+      EXPECT_GT(g.alpha, 0.0f) << dtype_name(type) << " " << g.name;
+      EXPECT_LT(g.error, 0.95 * g.unscaled_error) << dtype_name(type) << " " << g.name;
     }
     for (const std::string norm : {"attn_norm", "ffn_norm"}) {
       const auto g0 = before.row("blk.0." + norm + ".weight", 0), g1 = after.row("blk.0." + norm + ".weight", 0);
-      const std::string mat = norm == "attn_norm" ? "blk.0.attn_k.weight" : "blk.0.ffn_up.weight";
+      const std::string mat = norm == "attn_norm" ? "blk.0.attn_k.weight" : "blk.0.ffn_gate.weight";  // up: below
       EXPECT_EQ(after.src.tensors[after.index(mat)].raw, nullptr);
       const auto a0 = before.imatrix.importance(mat), a1 = after.imatrix.importance(mat);
       for (int64_t r = 0; r < kRows; r += 9) {
@@ -90,6 +94,19 @@ TEST(Awq, ScaledLayerComputesTheSameAndImportanceFollows) {
         }
       }
     }
+    // down's column j times up's row j is unchanged, and down's importance follows.
+    const auto a0 = before.imatrix.importance("blk.0.ffn_down.weight"), a1 = after.imatrix.importance("blk.0.ffn_down.weight");
+    for (int64_t j = 0; j < kRows; j += 7) {
+      const auto up0 = before.row("blk.0.ffn_up.weight", j), up1 = after.row("blk.0.ffn_up.weight", j);
+      const auto up_cols = after.row("blk.0.ffn_norm.weight", 0), up_cols0 = before.row("blk.0.ffn_norm.weight", 0);
+      const float s_up = up_cols0[3] / up_cols[3];  // ffn_norm's scale of column 3
+      const float s = up0[3] * s_up / up1[3];       // down's scale of column j
+      for (int64_t r = 0; r < kCols; r += 11) {
+        const float d0 = before.row("blk.0.ffn_down.weight", r)[j], d1 = after.row("blk.0.ffn_down.weight", r)[j];
+        EXPECT_NEAR(d1, d0 * s, 1e-4f * std::abs(d0 * s) + 1e-7f);
+      }
+      EXPECT_NEAR(a1[j] * s * s, a0[j], 1e-3f * a0[j]);
+    }
   }
 }
 
@@ -99,7 +116,7 @@ TEST(Awq, EvenImportanceLeavesTheModelAlone) {
   const auto w0 = layer.row("blk.0.attn_q.weight", 5);
   ThreadPool pool(1);
   const AwqReport r = apply_awq(layer.src, layer.imatrix, [&](size_t i) { return f32_norms_and(DType::Q4_K, layer.src, i); }, pool);
-  for (const AwqGroup& g : r.groups) EXPECT_EQ(g.alpha, 0.0f) << g.norm;  // every s_j is 1: no change
+  for (const AwqGroup& g : r.groups) EXPECT_EQ(g.alpha, 0.0f) << g.name;  // every s_j is 1: no change
   EXPECT_EQ(layer.row("blk.0.attn_q.weight", 5), w0);
 }
 
@@ -113,7 +130,8 @@ TEST(Awq, GroupsItCannotScaleAreLeftAloneWithAReason) {
   const AwqReport r = apply_awq(layer.src, layer.imatrix, [&](size_t i) {
     return i == v ? DType::F32 : f32_norms_and(DType::Q4_0, layer.src, i);
   }, pool);
-  EXPECT_TRUE(r.groups.empty());
+  ASSERT_EQ(r.groups.size(), 1u);  // down: its own entry is there
+  EXPECT_EQ(r.groups[0].name, "blk.0.ffn_down.weight");
   ASSERT_EQ(r.skipped.size(), 2u);
   EXPECT_NE(r.skipped[0].find("blk.0.attn_v.weight is not quantized"), std::string::npos) << r.skipped[0];
   EXPECT_NE(r.skipped[1].find("the imatrix has no entry for blk.0.ffn_up.weight"), std::string::npos) << r.skipped[1];
