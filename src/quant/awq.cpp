@@ -107,6 +107,7 @@ AwqReport apply_awq(ModelSource& src, Imatrix& imatrix, const std::function<DTyp
       else if (!dtype_bytes(type, static_cast<uint64_t>(n))) why = t.name + "'s rows are no whole number of " + dtype_name(type) + " blocks";
       else if (t.raw && converts_exactly(t.type, type)) why = t.name + " is copied exactly (" + t.type_name + " as " + dtype_name(type) + ")";
       else if (a.empty()) why = "the imatrix has no entry for " + t.name;
+      else if (a.size() != static_cast<size_t>(n)) why = "the imatrix entry for " + t.name + " has another length";  // quantize refuses it
       else if (g.a.empty()) g.a = std::move(a);
       g.mats.push_back(*i);
     }

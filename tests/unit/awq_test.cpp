@@ -137,6 +137,13 @@ TEST(Awq, GroupsItCannotScaleAreLeftAloneWithAReason) {
   EXPECT_NE(r.skipped[1].find("the imatrix has no entry for blk.0.ffn_up.weight"), std::string::npos) << r.skipped[1];
   EXPECT_EQ(layer.row("blk.0.ffn_gate.weight", 0), gate);
   EXPECT_EQ(layer.row("blk.0.attn_norm.weight", 0), attn_norm);
+
+  // Another model's imatrix: skipped here, refused by quantize_model.
+  TinyLayer foreign(5);
+  foreign.imatrix.entries["blk.0.attn_q.weight"] = {std::vector<float>(10, 1.0f), {1.0f}};
+  const AwqReport f = apply_awq(foreign.src, foreign.imatrix, [&](size_t i) { return f32_norms_and(DType::Q8_0, foreign.src, i); }, pool);
+  ASSERT_FALSE(f.skipped.empty());
+  EXPECT_NE(f.skipped[0].find("the imatrix entry for blk.0.attn_q.weight has another length"), std::string::npos) << f.skipped[0];
 }
 
 }  // namespace
