@@ -48,7 +48,7 @@ void BM_Matmul(benchmark::State& state, DType t, int threads, bool int8) {
     benchmark::DoNotOptimize(y.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.bytes.size()));
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * cols * tokens * static_cast<double>(state.iterations()),
+  state.counters["GFLOP"] = benchmark::Counter(2.0 * rows * cols * tokens * static_cast<double>(state.iterations()),
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
@@ -184,6 +184,50 @@ void BM_ExpSum(benchmark::State& state, bool fast) {
 }
 BENCHMARK_CAPTURE(BM_ExpSum, scalar, false);
 BENCHMARK_CAPTURE(BM_ExpSum, simd, true);
+
+// The ONNX runtime's convolution GEMM, C (m filters x n pixels) = A (m x k) B (k x n), as
+// one call of a kernel table ("scalar", "avx2", "avx512", "neon"; skipped where this CPU has
+// none). rows: B's rows as pointers into a padded plane (sgemm_rows, the im2col-free
+// convolution), else dense (sgemm). GFLOP/s counts 2 m n k per call.
+void BM_Sgemm(benchmark::State& state, const char* table, bool rows) {
+  const KernelTable* kt = kernels_named(table);
+  if (!kt) return state.SkipWithError("no such kernel table on this CPU");
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2), ld = n + 8;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * ld)), bias(static_cast<size_t>(m)),
+      c(static_cast<size_t>(m * n));
+  for (float& v : a) v = u(rng);
+  for (float& v : b) v = u(rng);
+  std::vector<const float*> b_rows(static_cast<size_t>(k));
+  for (int64_t p = 0; p < k; ++p) b_rows[static_cast<size_t>(p)] = b.data() + p * ld;
+  Epilogue e;
+  e.bias = bias.data();
+  e.lo = 0;  // bias + Relu, the common fused case
+  for (auto _ : state) {
+    if (rows) kt->sgemm_rows(a.data(), k, b_rows.data(), c.data(), n, m, n, k, e);
+    else kt->sgemm(a.data(), k, b.data(), ld, c.data(), n, m, n, k, e);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP"] = benchmark::Counter(2e-9 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
+}
+// Shapes from the OCR models: a 240 -> 240 pointwise layer over 192 pixels (rec), a 3 x 3
+// 96 -> 24 layer (det's), a 3 x 3 64 -> 64 layer, a 1280 x 96 x 320 pointwise (MobileNetV2's last).
+#define SGEMM_BENCH(TABLE)                                                                                      \
+  BENCHMARK_CAPTURE(BM_Sgemm, TABLE, #TABLE, false)                                                             \
+      ->Args({240, 192, 240})->Args({24, 192, 864})->Args({64, 192, 576})->Args({1280, 96, 320})                \
+      ->Unit(benchmark::kMicrosecond);                                                                          \
+  BENCHMARK_CAPTURE(BM_Sgemm, TABLE##_rows, #TABLE, true)                                                       \
+      ->Args({240, 192, 240})->Args({24, 192, 864})->Args({64, 192, 576})->Args({1280, 96, 320})                \
+      ->Unit(benchmark::kMicrosecond)
+SGEMM_BENCH(scalar);
+#if defined(__x86_64__)
+SGEMM_BENCH(avx2);
+SGEMM_BENCH(avx512);
+#elif defined(__aarch64__)
+SGEMM_BENCH(neon);
+#endif
 
 }  // namespace
 
