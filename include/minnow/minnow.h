@@ -355,12 +355,12 @@ MINNOW_C_API minnow_status minnow_onnx_session_create(const minnow_onnx_model* m
                                                       minnow_onnx_session** out);
 MINNOW_C_API void minnow_onnx_session_free(minnow_onnx_session* session);
 /* Copies an input: rank dimensions in shape, data holding their product of elements of
- * dtype (the model's type for that input). */
+ * dtype (the model's type for that input). A refused call leaves the input as it was. */
 MINNOW_C_API minnow_status minnow_onnx_set_input(minnow_onnx_session* session, const char* name, int32_t dtype,
                                                  const int64_t* shape, int32_t rank, const void* data);
 /* Runs the model on the inputs set (every input must have been set). */
 MINNOW_C_API minnow_status minnow_onnx_run(minnow_onnx_session* session);
-/* The output `name` of the last run. */
+/* The output `name` of the last run; refused when that run failed. */
 MINNOW_C_API minnow_status minnow_onnx_get_output(minnow_onnx_session* session, const char* name,
                                                   minnow_onnx_tensor* out);
 

@@ -1,4 +1,5 @@
 // C API: ONNX models (over minnow::onnx::Interpreter / Session / Tensor).
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -23,6 +24,7 @@ struct minnow_onnx_session {
   minnow_onnx_session_params params;
   std::map<std::string, onnx::Tensor> pending;
   std::unique_ptr<onnx::Session> session;
+  bool last_run_failed = false;  // outputs may then hold parts of two runs: not handed out
 };
 
 namespace {
@@ -117,12 +119,21 @@ minnow_status minnow_onnx_set_input(minnow_onnx_session* session, const char* na
   if (rank < 0 || (rank > 0 && shape == nullptr))
     return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_onnx_set_input: rank must be >= 0 and shape not NULL");
   std::vector<int64_t> dims(shape, shape + rank);
+  // Refused before the tensor is touched: a failed call leaves the input as it was.
+  const bool no_elements = std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d <= 0; });
+  if (data == nullptr && !no_elements) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_onnx_set_input: data is NULL");
   return guard(MINNOW_ERR_INVALID_ARGUMENT, [&] {
-    onnx::Tensor& t = session->session ? session->session->input(name) : session->pending[name];
-    t.resize(static_cast<onnx::DataType>(dtype), dims);  // checks every dimension and the size
-    if (t.bytes() > 0) {
-      if (data == nullptr) return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_onnx_set_input: data is NULL");
-      std::memcpy(t.raw(), data, t.bytes());
+    // resize checks every dimension and the size before it changes anything.
+    const auto fill = [&](onnx::Tensor& t) {
+      t.resize(static_cast<onnx::DataType>(dtype), dims);
+      if (t.bytes() > 0) std::memcpy(t.raw(), data, t.bytes());
+    };
+    if (session->session) {
+      fill(session->session->input(name));
+    } else {  // kept only once whole: a refused input stays unset
+      onnx::Tensor t;
+      fill(t);
+      session->pending[name] = std::move(t);
     }
     return MINNOW_OK;
   });
@@ -147,7 +158,9 @@ minnow_status minnow_onnx_run(minnow_onnx_session* session) {
       session->pending.clear();
       session->session = std::move(s);
     }
+    session->last_run_failed = true;
     session->session->run();
+    session->last_run_failed = false;
     return MINNOW_OK;
   });
 }
@@ -160,6 +173,8 @@ minnow_status minnow_onnx_get_output(minnow_onnx_session* session, const char* n
     return fail(MINNOW_ERR_INVALID_ARGUMENT, std::string("minnow_onnx_get_output: the model has no output '") + name + "'");
   if (!session->session || session->session->runs() == 0)
     return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_onnx_get_output: the session has not run yet");
+  if (session->last_run_failed)
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_onnx_get_output: the last run failed (its error said why): run again");
   return guard(MINNOW_ERR_INTERNAL, [&] {
     const onnx::Tensor& t = session->session->output(name);
     if (t.rank() > 8)

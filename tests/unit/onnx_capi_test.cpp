@@ -109,3 +109,47 @@ TEST(OnnxCApi, BadArgumentsAreRefused) {
   EXPECT_EQ(minnow_onnx_run(s), MINNOW_ERR_INVALID_ARGUMENT);  // freed
   std::remove(path.c_str());
 }
+
+// A refused set_input leaves the input as it was (unset, or its last shape and values); the
+// outputs of a failed run are not handed out, and the next good run brings them back.
+TEST(OnnxCApi, RefusedInputsAndFailedRunsLeaveNothingHalfDone) {
+  Msg g;  // y = x * w, w of shape [3]: an x of another width cannot broadcast
+  g.m(1, node("Mul", {"x", "w"}, {"y"}));
+  g.m(5, float_tensor("w", {3}, {1.0f, 2.0f, 3.0f})).m(11, value_info("x", {-1, -1})).m(12, value_info("y", {-1, 3}));
+  const auto bytes = model(g);
+  const std::string path = (std::filesystem::temp_directory_path() / "minnow_onnx_capi_fail_test.onnx").string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  minnow_onnx_model* net = nullptr;
+  ASSERT_EQ(minnow_onnx_load(path.c_str(), &net), MINNOW_OK) << minnow_last_error();
+  minnow_onnx_session* s = nullptr;
+  ASSERT_EQ(minnow_onnx_session_create(net, nullptr, &s), MINNOW_OK) << minnow_last_error();
+
+  const float x[8] = {1, 1, 1, 2, 2, 2, 3, 3};
+  const int64_t good[2] = {1, 3}, two_rows[2] = {2, 3}, wide[2] = {2, 4}, negative[2] = {-2, 3};
+  EXPECT_EQ(minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, negative, 2, x), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(minnow_onnx_run(s), MINNOW_ERR_INVALID_ARGUMENT);  // still unset
+  EXPECT_NE(std::string(minnow_last_error()).find("'x' was not set"), std::string::npos) << minnow_last_error();
+
+  ASSERT_EQ(minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, good, 2, x), MINNOW_OK) << minnow_last_error();
+  EXPECT_EQ(minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, two_rows, 2, nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(minnow_onnx_run(s), MINNOW_OK) << minnow_last_error();
+  minnow_onnx_tensor y;
+  ASSERT_EQ(minnow_onnx_get_output(s, "y", &y), MINNOW_OK) << minnow_last_error();
+  EXPECT_EQ(y.shape[0], 1);  // the refused [2, 3] changed nothing
+  EXPECT_EQ(static_cast<const float*>(y.data)[2], 3.0f);
+
+  EXPECT_EQ(minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, two_rows, 2, nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, wide, 2, x), MINNOW_OK) << minnow_last_error();
+  EXPECT_NE(minnow_onnx_run(s), MINNOW_OK);
+  EXPECT_EQ(minnow_onnx_get_output(s, "y", &y), MINNOW_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(minnow_last_error()).find("the last run failed"), std::string::npos) << minnow_last_error();
+
+  ASSERT_EQ(minnow_onnx_set_input(s, "x", MINNOW_ONNX_FLOAT, two_rows, 2, x), MINNOW_OK) << minnow_last_error();
+  ASSERT_EQ(minnow_onnx_run(s), MINNOW_OK) << minnow_last_error();
+  ASSERT_EQ(minnow_onnx_get_output(s, "y", &y), MINNOW_OK) << minnow_last_error();
+  EXPECT_EQ(y.shape[0], 2);
+  EXPECT_EQ(static_cast<const float*>(y.data)[5], 6.0f);  // 2 * 3
+  minnow_onnx_session_free(s);
+  minnow_onnx_free(net);
+  std::remove(path.c_str());
+}
