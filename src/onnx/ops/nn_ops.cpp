@@ -289,12 +289,12 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   };
 
   if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1) {  // depthwise
-    ctx.scratch_of(ctx.pool ? ctx.pool->size() - 1 : 0);  // every thread's buffer exists before the tasks start
+    auto& buffers = ctx.per_thread_scratch();
     for_tasks(N * C, [&](int64_t t, int thread) {
       float* yc = py + t * P;
       kernels::Epilogue e = ep;
       e.bias = pb ? pb + t % C : nullptr;
-      if (!depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2], e, ctx.thread_scratch[thread]))
+      if (!depthwise(px + t * HWin, pw + (t % C) * KS, yc, w, w.kernel[1], w.kernel[2], e, buffers[static_cast<size_t>(thread)]))
         for (int64_t i = 0; i < P; ++i) yc[i] = kernels::apply_epilogue(yc[i], e, 0);
     });
     return;

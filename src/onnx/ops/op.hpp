@@ -17,9 +17,11 @@ struct OpContext {
   int64_t opset = 0;
   std::vector<float> scratch;  // an operator's working memory, kept between nodes and runs
   std::vector<std::vector<float>> thread_scratch;  // one per pool thread, likewise
-  std::vector<float>& scratch_of(int thread) {
-    if (thread_scratch.size() < static_cast<size_t>(thread + 1)) thread_scratch.resize(thread + 1);
-    return thread_scratch[thread];
+  // thread_scratch with a buffer for every pool thread, made before tasks index it.
+  std::vector<std::vector<float>>& per_thread_scratch() {
+    const size_t n = pool ? static_cast<size_t>(pool->size()) : 1;
+    if (thread_scratch.size() < n) thread_scratch.resize(n);
+    return thread_scratch;
   }
 };
 
