@@ -70,7 +70,8 @@ bool in_layers(Layers l, int layer, int n_layers) {
   if (l == Layers::All) return true;
   if (layer < 0 || n_layers <= 0) return false;
   const int eighth = n_layers / 8;
-  return layer < eighth || layer >= n_layers - eighth || (layer - eighth) % 3 == 2;
+  // llama.cpp's use_more_bits, integer division and all (7 * 28 / 8 = 24, not 28 - 28 / 8 = 25).
+  return layer < eighth || layer >= 7 * n_layers / 8 || (layer - eighth) % 3 == 2;
 }
 
 // "blk.12.attn_v.weight" -> (12, "attn_v.weight"); other names -> (-1, name).

@@ -1,6 +1,8 @@
 // Type plans (quant/recipe): targets, the Q4_K_M table, --pure, overrides, fallbacks.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "base/error.hpp"
 #include "quant/recipe.hpp"
 
@@ -36,6 +38,17 @@ TEST(QuantRecipe, Q4KMGivesMoreBitsToHeadAndSpreadLayers) {
   for (int i : {4, 5, 7, 26}) EXPECT_EQ(p.choose(matrix("blk." + std::to_string(i) + ".ffn_down.weight")).type, DType::Q4_K) << i;
   EXPECT_EQ(p.choose(matrix("blk.0.attn_q.weight")).type, DType::Q4_K);
   EXPECT_EQ(p.choose({"blk.0.attn_norm.weight", {1024}, 32, false}).type, DType::F32);
+}
+
+// The last eighth as llama.cpp counts it, 7 * n / 8 in integers: from layer 24 of 28
+// (Qwen2.5-1.5B) and 26 of 30 (SmolLM2), where n - n / 8 would say 25 and 27.
+TEST(QuantRecipe, LastEighthRoundsAsLlamaCpp) {
+  const Plan p = plan("Q4_K_M");
+  for (auto [n, layer, want] : {std::tuple{28, 24, DType::Q6_K}, {28, 23, DType::Q6_K}, {28, 22, DType::Q4_K},
+                                {30, 26, DType::Q6_K}, {30, 25, DType::Q4_K}, {24, 21, DType::Q6_K}, {24, 20, DType::Q6_K},
+                                {24, 19, DType::Q4_K}})
+    EXPECT_EQ(p.choose({"blk." + std::to_string(layer) + ".attn_v.weight", {1024, 256}, n, false}).type, want)
+        << layer << " of " << n;
 }
 
 TEST(QuantRecipe, PureAndPlainTypes) {
