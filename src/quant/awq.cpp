@@ -108,6 +108,8 @@ AwqReport apply_awq(ModelSource& src, Imatrix& imatrix, const std::function<DTyp
       else if (t.raw && converts_exactly(t.type, type)) why = t.name + " is copied exactly (" + t.type_name + " as " + dtype_name(type) + ")";
       else if (a.empty()) why = "the imatrix has no entry for " + t.name;
       else if (a.size() != static_cast<size_t>(n)) why = "the imatrix entry for " + t.name + " has another length";  // quantize refuses it
+      else if (!std::all_of(a.begin(), a.end(), [](float v) { return std::isfinite(v) && v >= 0; }))
+        why = "the imatrix entry for " + t.name + " holds negative or non-finite values";
       else if (g.a.empty()) g.a = std::move(a);
       g.mats.push_back(*i);
     }

@@ -144,6 +144,11 @@ TEST(Awq, GroupsItCannotScaleAreLeftAloneWithAReason) {
   const AwqReport f = apply_awq(foreign.src, foreign.imatrix, [&](size_t i) { return f32_norms_and(DType::Q8_0, foreign.src, i); }, pool);
   ASSERT_FALSE(f.skipped.empty());
   EXPECT_NE(f.skipped[0].find("the imatrix entry for blk.0.attn_q.weight has another length"), std::string::npos) << f.skipped[0];
+  TinyLayer nan(6);
+  nan.imatrix.entries["blk.0.ffn_down.weight"].sum2[3] = std::nanf("");
+  const AwqReport r2 = apply_awq(nan.src, nan.imatrix, [&](size_t i) { return f32_norms_and(DType::Q8_0, nan.src, i); }, pool);
+  ASSERT_EQ(r2.skipped.size(), 1u);
+  EXPECT_NE(r2.skipped[0].find("negative or non-finite"), std::string::npos) << r2.skipped[0];
 }
 
 }  // namespace
