@@ -41,11 +41,11 @@ TEST(QuantRecipe, Q4KMGivesMoreBitsToHeadAndSpreadLayers) {
 }
 
 // The last eighth as llama.cpp counts it, 7 * n / 8 in integers: from layer 24 of 28
-// (Qwen2.5-1.5B) and 26 of 30 (SmolLM2), where n - n / 8 would say 25 and 27.
+// (Qwen2.5-1.5B) and 31 of 36, where n - n / 8 would say 25 and 32.
 TEST(QuantRecipe, LastEighthRoundsAsLlamaCpp) {
   const Plan p = plan("Q4_K_M");
   for (auto [n, layer, want] : {std::tuple{28, 24, DType::Q6_K}, {28, 23, DType::Q6_K}, {28, 22, DType::Q4_K},
-                                {30, 26, DType::Q6_K}, {30, 25, DType::Q4_K}, {24, 21, DType::Q6_K}, {24, 20, DType::Q6_K},
+                                {36, 31, DType::Q6_K}, {36, 30, DType::Q4_K}, {24, 21, DType::Q6_K}, {24, 20, DType::Q6_K},
                                 {24, 19, DType::Q4_K}})
     EXPECT_EQ(p.choose({"blk." + std::to_string(layer) + ".attn_v.weight", {1024, 256}, n, false}).type, want)
         << layer << " of " << n;
