@@ -45,7 +45,7 @@ TEST(QuantRecipe, Q4KMGivesMoreBitsToHeadAndSpreadLayers) {
 TEST(QuantRecipe, LastEighthRoundsAsLlamaCpp) {
   const Plan p = plan("Q4_K_M");
   for (auto [n, layer, want] : {std::tuple{28, 24, DType::Q6_K}, {28, 23, DType::Q6_K}, {28, 22, DType::Q4_K},
-                                {36, 31, DType::Q6_K}, {36, 30, DType::Q4_K}, {24, 21, DType::Q6_K}, {24, 20, DType::Q6_K},
+                                {36, 31, DType::Q6_K}, {36, 29, DType::Q4_K}, {24, 21, DType::Q6_K}, {24, 20, DType::Q6_K},
                                 {24, 19, DType::Q4_K}})
     EXPECT_EQ(p.choose({"blk." + std::to_string(layer) + ".attn_v.weight", {1024, 256}, n, false}).type, want)
         << layer << " of " << n;
