@@ -48,7 +48,7 @@ void BM_Matmul(benchmark::State& state, DType t, int threads, bool int8) {
     benchmark::DoNotOptimize(y.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(m.bytes.size()));
-  state.counters["GFLOP"] = benchmark::Counter(2.0 * rows * cols * tokens * static_cast<double>(state.iterations()),
+  state.counters["FLOP"] = benchmark::Counter(2.0 * rows * cols * tokens * static_cast<double>(state.iterations()),
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
@@ -209,8 +209,8 @@ void BM_Sgemm(benchmark::State& state, const char* table, bool rows) {
     else kt->sgemm(a.data(), k, b.data(), ld, c.data(), n, m, n, k, e);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOP"] = benchmark::Counter(2e-9 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["FLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
+                                              benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 // Shapes from the OCR models: a 240 -> 240 pointwise layer over 192 pixels (rec), a 3 x 3
 // 96 -> 24 layer (det's), a 3 x 3 64 -> 64 layer, a 1280 x 96 x 320 pointwise (MobileNetV2's last).
