@@ -84,6 +84,10 @@ void run(const Opts& o) {
   quant::Plan plan{*target, o.pure, {}};
   for (const auto& spec : o.overrides) plan.overrides.push_back(quant::parse_override(spec));
   if (o.in == o.out) throw Error("quantize: the output would overwrite the input '" + o.in + "'");
+  // Checked before calibration (--gptq) or the --awq search rather than when the writer opens OUT.tmp.
+  const std::filesystem::path dir = std::filesystem::path(o.out).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir))
+    throw Error("quantize: the output's folder '" + dir.string() + "' does not exist");
 
   auto src = quant::open_model_source(o.in);
   std::optional<quant::Imatrix> imatrix;
@@ -96,10 +100,6 @@ void run(const Opts& o) {
   std::optional<quant::GptqOptions> gptq;
   if (!o.gptq.empty()) {
     if (imatrix) throw Error("quantize: --gptq gathers its own importance from the calibration text: drop --imatrix");
-    // Checked before minutes of calibration rather than when the writer opens OUT.tmp.
-    const std::filesystem::path dir = std::filesystem::path(o.out).parent_path();
-    if (!dir.empty() && !std::filesystem::is_directory(dir))
-      throw Error("quantize: the output's folder '" + dir.string() + "' does not exist");
     gptq.emplace();
     gptq->damp = o.gptq_damp;
     {
