@@ -6,8 +6,9 @@
 
 Each task asks the model to rewrite a given function (rename, add type hints, add a
 docstring, ...), so the answer repeats much of the prompt. Per task and round, `minnow run`
-greedy with `--lookup-draft 0` and with `--lookup-draft N`, alternating which goes first;
-the outputs must be identical. Figures: decode tokens/s (the run's stderr timing line),
+greedy plain and with each kind of speculation (prompt lookup; with --draft-model also the
+draft model alone and lookup first with the model where lookup finds nothing), rotating
+which goes first; the outputs must be identical. Figures: decode tokens/s (the run's stderr timing line),
 median over rounds, the speedup, and the share of proposed tokens that were kept.
 """
 import argparse
@@ -58,11 +59,17 @@ TASKS = [
 ]
 
 
-def run(minnow, model, threads, n, draft, prompt, draft_model=None):
-    spec = (["--draft", draft_model, "--draft-max", str(draft)] if draft_model and draft else
-            ["--lookup-draft", str(draft)])
+MODES = {  # name: flags of `minnow run` (D: --draft, M: --draft-model)
+    "plain": lambda d, m: ["--lookup-draft", "0"],
+    "lookup": lambda d, m: ["--lookup-draft", str(d)],
+    "model": lambda d, m: ["--draft", m, "--draft-max", str(d)],
+    "lookup+model": lambda d, m: ["--lookup-draft", str(d), "--draft", m, "--draft-max", str(d)],
+}
+
+
+def run(minnow, model, threads, n, flags, prompt):
     r = subprocess.run([minnow, "run", "-m", model, "--chat", "--temp", "0", "-n", str(n), "-t", str(threads),
-                        *spec, "-p", prompt], capture_output=True, text=True, check=True)
+                        *flags, "-p", prompt], capture_output=True, text=True, check=True)
     m = TIMING.search(r.stderr)
     return float(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0), int(m.group(1)), r.stdout
 
@@ -72,33 +79,40 @@ def main():
     ap.add_argument("--model", default=str(ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
     ap.add_argument("--minnow", default=str(ROOT / "build" / "release" / "minnow"))
     ap.add_argument("--draft", type=int, default=8, help="most tokens proposed per step")
-    ap.add_argument("--draft-model", help="propose with this model (same vocabulary) instead of prompt lookup")
+    ap.add_argument("--draft-model", help="also time this draft model (same vocabulary), alone and after prompt lookup")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-n", type=int, default=256)
     ap.add_argument("-t", "--threads", type=int, default=2)
     a = ap.parse_args()
-    kind = "draft model" if a.draft_model else "lookup"
-    print(f"| task | tokens | plain tok/s | {kind} tok/s | speedup | proposed kept |\n|---|---|---|---|---|---|")
-    speedups = []
+    modes = ["lookup", "model", "lookup+model"] if a.draft_model else ["lookup"]
+    print("| task | tokens | plain tok/s | " + " | ".join(f"{m} tok/s | speedup, kept" for m in modes) + " |")
+    print("|---|---|---|" + "---|---|" * len(modes))
+    speedups = {m: [] for m in modes}
     for name, prompt in TASKS:
-        plain, spec, kept = [], [], []
+        rates = {m: [] for m in ["plain", *modes]}
+        kept = {m: [] for m in modes}
         for i in range(a.rounds):
-            order = [0, a.draft] if i % 2 == 0 else [a.draft, 0]
+            order = ["plain", *modes]
+            order = order[i % len(order):] + order[:i % len(order)]  # each mode takes each turn
             outs = {}
-            for d in order:
-                rate, drafted, accepted, tokens, out = run(a.minnow, a.model, a.threads, a.n, d, prompt, a.draft_model)
-                outs[d] = out
-                (spec if d else plain).append(rate)
-                if d:
-                    kept.append(accepted / max(drafted, 1))
-            assert outs[0] == outs[a.draft], f"{name}: outputs differ"
-        s = statistics.median(spec) / statistics.median(plain)
-        speedups.append(s)
-        print(f"| {name} | {tokens} | {statistics.median(plain):.1f} | {statistics.median(spec):.1f} | "
-              f"{s:.2f}x | {100 * statistics.median(kept):.0f}% |", flush=True)
-    how = f"--draft {a.draft_model} --draft-max {a.draft}" if a.draft_model else f"--lookup-draft {a.draft}"
-    print(f"\nmedian speedup {statistics.median(speedups):.2f}x ({a.model}, -t {a.threads}, {how}); "
-          "outputs identical")
+            for mode in order:
+                rate, drafted, accepted, tokens, out = run(a.minnow, a.model, a.threads, a.n,
+                                                           MODES[mode](a.draft, a.draft_model), prompt)
+                outs[mode] = out
+                rates[mode].append(rate)
+                if mode != "plain":
+                    kept[mode].append(accepted / max(drafted, 1))
+            assert all(o == outs["plain"] for o in outs.values()), f"{name}: outputs differ"
+        plain = statistics.median(rates["plain"])
+        cells = []
+        for m in modes:
+            s = statistics.median(rates[m]) / plain
+            speedups[m].append(s)
+            cells.append(f"{statistics.median(rates[m]):.1f} | {s:.2f}x, {100 * statistics.median(kept[m]):.0f}%")
+        print(f"| {name} | {tokens} | {plain:.1f} | " + " | ".join(cells) + " |", flush=True)
+    print(f"\nmedian speedups ({a.model}, -t {a.threads}, at most {a.draft} proposed"
+          + (f", draft model {a.draft_model}" if a.draft_model else "") + "): "
+          + ", ".join(f"{m} {statistics.median(v):.2f}x" for m, v in speedups.items()) + "; outputs identical")
 
 
 if __name__ == "__main__":

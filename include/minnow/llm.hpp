@@ -136,7 +136,8 @@ struct GenerateOptions {
   int lookup_draft = 0;
   // Speculative decoding with a draft model: a Session over a smaller model with the same
   // vocabulary (Qwen2.5-Coder-0.5B for -1.5B) proposes up to draft_max tokens greedily,
-  // checked as above (same output). nullptr: off.
+  // checked as above (same output). nullptr: off. With lookup_draft too, prompt lookup
+  // proposes first and the draft model only where lookup finds nothing.
   class Session* draft_model = nullptr;
   int draft_max = 8;
   // The draft model stops proposing at a token it gives less than this probability (each

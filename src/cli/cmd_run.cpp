@@ -34,9 +34,10 @@ void register_run(CLI::App& app) {
                   "0 = off")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
-  auto* draft = cmd->add_option("--draft", o->draft,
+  cmd->add_option("--draft", o->draft,
                                 "Speculative decoding with a draft model: a smaller model with the same vocabulary (e.g. "
-                                "Qwen2.5-Coder-0.5B for -1.5B) proposes tokens that the model checks in one pass (same output)");
+                                "Qwen2.5-Coder-0.5B for -1.5B) proposes tokens that the model checks in one pass (same output); "
+                                "with --lookup-draft, prompt lookup proposes first and the draft model where it finds nothing");
   cmd->add_option("--draft-max", o->draft_max, "Most tokens the draft model proposes per step")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
@@ -44,7 +45,6 @@ void register_run(CLI::App& app) {
                   "The draft model stops proposing at a token it gives less than this probability (0: always --draft-max)")
       ->capture_default_str()
       ->check(CLI::Range(0.0f, 1.0f));
-  draft->excludes("--lookup-draft");
   cmd->callback([o] {
     const std::string grammar = grammar_from_flags(o->grammar);  // before loading: a bad schema fails fast
     auto model = load_model_or_throw(o->model.model);

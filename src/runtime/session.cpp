@@ -132,7 +132,7 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
   // exactly the drafted tokens (whose K/V are then already cached). A refused draft's K/V
   // are overwritten by the next pass (attention reads only positions before its own).
   const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
-  const int max_draft = std::max(0, std::min(o.draft_model ? o.draft_max : o.lookup_draft, batch_ - 1));
+  const int max_draft = std::max(0, std::min(std::max(o.draft_model ? o.draft_max : 0, o.lookup_draft), batch_ - 1));
   DraftLength draft_length(max_draft);
   std::vector<int32_t> draft, batch;
   std::vector<float> rows;
@@ -166,8 +166,10 @@ GenerateResult Session::generate(std::span<const int32_t> prompt, const Generate
     if (max_draft > 0) {
       history_.push_back(id);  // the sequence to look in ends with id
       const int room = std::min(draft_length.next(), ctx_ - n_past() - 1);
-      if (room > 0 && o.draft_model) o.draft_model->greedy_continuation(history_, room, draft, o.draft_min_p);
-      else if (room > 0) propose_by_lookup(history_, room, draft);
+      // Prompt lookup first (it costs nothing), the draft model where it finds nothing.
+      if (room > 0 && o.lookup_draft > 0) propose_by_lookup(history_, std::min(room, o.lookup_draft), draft);
+      if (room > 0 && draft.empty() && o.draft_model)
+        o.draft_model->greedy_continuation(history_, std::min(room, o.draft_max), draft, o.draft_min_p);
       history_.pop_back();
     }
     if (draft.empty()) {

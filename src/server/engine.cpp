@@ -15,6 +15,7 @@
 #include "runtime/prompt_lookup.hpp"
 #include "runtime/sampler.hpp"
 #include "runtime/stop_matcher.hpp"
+#include "server/slot_drafter.hpp"
 #include "tokenizer/stream_decoder.hpp"
 
 namespace minnow::server {
@@ -60,7 +61,8 @@ struct Engine::Slot {
   int taken = 0;         // prompt tokens in the current step
   int32_t next = -1;     // sampled token to feed (decoding)
   bool decoding = false;
-  std::optional<DraftLength> draft_length;  // prompt lookup on: adapts to what is accepted
+  std::optional<DraftLength> draft_length;  // speculating: adapts to what is accepted
+  bool draft_by_model = false;              // the draft model proposes, not prompt lookup
   std::vector<int32_t> draft;               // tokens proposed after `next` this step
   uint64_t last_used = 0;
 };
@@ -79,6 +81,10 @@ Engine::Engine(const Model& model, const EngineOptions& o) : model_(model), o_(o
   const std::shared_ptr<DeviceModel> device = open_device_model(model.impl(), ctx_, max_batch, backend, *pool_);
   if (!device) net_ = std::make_unique<Transformer>(model.impl(), max_batch, *pool_, o.int8_decode);
   const DType kv_type = kv_dtype(o.kv_type);
+  if (o.draft_model) {
+    if (device) throw Error("serve: a draft model needs the CPU backend (--backend cpu)");
+    drafter_ = std::make_unique<SlotDrafter>(*o.draft_model, model, o.parallel, ctx_, kv_type, *pool_);
+  }
   for (int i = 0; i < o.parallel; ++i) {
     auto s = std::make_unique<Slot>();
     if (device)
@@ -210,7 +216,9 @@ void Engine::admit() {
     s.decoding = false;
     const int lookup = job->request_.lookup_draft >= 0 ? job->request_.lookup_draft : o_.lookup_draft;
     s.draft_length.reset();
-    if (lookup > 0 && net_) s.draft_length.emplace(std::min(lookup, kMaxLookupDraft));
+    s.draft_by_model = drafter_ && job->request_.lookup_draft < 0;
+    if (s.draft_by_model) s.draft_length.emplace(o_.draft_max);
+    else if (lookup > 0 && net_) s.draft_length.emplace(std::min(lookup, kMaxLookupDraft));
     s.last_used = ++admissions_;
     stats_.prompt_tokens += prompt.size();
     stats_.reused_prompt_tokens += best_common;
@@ -248,28 +256,18 @@ bool Engine::step() {
     kvs_.push_back(s.kv.get());
     row_slots_.push_back(&s);
   };
-  // Decoding slots: the sampled token, then (prompt lookup) tokens proposed after it,
+  // Decoding slots: the sampled token, then the tokens proposed after it (speculation),
   // each row wanting logits to check the next; all through the per-row kernels, as plain
   // decoding runs them, so an accepted token's numbers are plain decoding's.
-  int draft_rows = max_batch_ / 2;
+  propose_drafts();
   for (auto& s : slots_) {
     s->taken = 0;
-    s->draft.clear();
     if (!s->job || !s->decoding) continue;
     add_row(*s, s->next, true);
-    if (!s->draft_length) continue;
-    const auto& r = s->job->request_;
-    const int room = std::min({s->draft_length->next(), draft_rows, r.max_tokens - static_cast<int>(s->generated.size()) - 1,
-                               ctx_ - static_cast<int>(s->cached.size()) - 2});
-    if (room <= 0) continue;
-    s->cached.push_back(s->next);  // the context the proposal continues
-    propose_by_lookup(s->cached, room, s->draft);
-    s->cached.pop_back();
     for (int32_t d : s->draft) {
       ++s->taken;
       add_row(*s, d, true);
     }
-    draft_rows -= static_cast<int>(s->draft.size());
   }
   const int n_vector = static_cast<int>(tokens_.size());
   int budget = n_vector > 0 ? std::min(o_.prefill_chunk, max_batch_ - n_vector) : max_batch_;
@@ -290,7 +288,7 @@ bool Engine::step() {
     budget -= take;
   }
   if (tokens_.empty()) {
-    record_step(0);
+    record_step(0, 0, 0);
     return false;
   }
   const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
@@ -320,7 +318,7 @@ bool Engine::step() {
   // is kept (its K/V are already in the cache) and the next row is read, else the rest are
   // dropped (their cache rows get overwritten).
   const Tokenizer& tok = *model_.impl().tokenizer;
-  int sampled = 0;
+  int sampled = 0, drafted = 0, kept = 0;
   for (size_t i = 0; i < logit_slots_.size();) {
     Slot& s = *logit_slots_[i];
     size_t end = i + 1;
@@ -360,11 +358,37 @@ bool Engine::step() {
       break;
     }
     if (s.draft_length && !s.draft.empty()) s.draft_length->record(static_cast<int>(s.draft.size()), static_cast<int>(accepted));
+    drafted += static_cast<int>(s.draft.size());
+    kept += static_cast<int>(accepted);
     i = end;
   }
 
-  record_step(sampled);
+  record_step(sampled, drafted, kept);
   return true;
+}
+
+// Proposals for the decoding slots that speculate, each continuing the slot's tokens and
+// its sampled `next`: by prompt lookup, or by the draft model for all such slots at once.
+void Engine::propose_drafts() {
+  int draft_rows = max_batch_ / 2;
+  std::vector<SlotDrafter::Ask> asks;
+  std::vector<Slot*> extended;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = *slots_[i];
+    s.draft.clear();
+    if (!s.job || !s.decoding || !s.draft_length) continue;
+    const auto& r = s.job->request_;
+    const int room = std::min({s.draft_length->next(), draft_rows, r.max_tokens - static_cast<int>(s.generated.size()) - 1,
+                               ctx_ - static_cast<int>(s.cached.size()) - 2});
+    if (room <= 0) continue;
+    draft_rows -= room;
+    s.cached.push_back(s.next);  // the context the proposal continues (taken off below)
+    extended.push_back(&s);
+    if (s.draft_by_model) asks.push_back({static_cast<int>(i), s.cached, room, &s.draft});
+    else propose_by_lookup(s.cached, room, s.draft);
+  }
+  if (!asks.empty()) drafter_->propose(asks, o_.draft_min_p);
+  for (Slot* s : extended) s->cached.pop_back();
 }
 
 // A slot's rows are adjacent (its next token, or a chunk of its prompt), and only the last
@@ -383,10 +407,12 @@ void Engine::forward_each_slot() {
   }
 }
 
-void Engine::record_step(int sampled) {
+void Engine::record_step(int sampled, int drafted, int accepted) {
   std::lock_guard lk(mu_);
   const auto now = std::chrono::steady_clock::now();
   stats_.completion_tokens += static_cast<uint64_t>(sampled);
+  stats_.drafted_tokens += static_cast<uint64_t>(drafted);
+  stats_.accepted_draft_tokens += static_cast<uint64_t>(accepted);
   stats_.slots_busy = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](auto& s) { return s->job != nullptr; }));
   if (sampled == 0) return;
   recent_tokens_.emplace_back(now, sampled);

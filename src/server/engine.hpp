@@ -24,6 +24,9 @@ class TokenTrie;
 }  // namespace grammar
 class KvCache;
 class SequenceForward;
+namespace server {
+class SlotDrafter;
+}
 class Transformer;
 }  // namespace minnow
 
@@ -45,6 +48,12 @@ struct EngineOptions {
   // lookup_draft -1): up to this many proposed tokens per slot and step; 0: off. The CPU
   // backend only (a device runs plain decoding).
   int lookup_draft = 0;
+  // Speculative decoding with a draft model (same vocabulary, not owned; null: none) for
+  // requests that do not choose: each slot keeps a draft cache, and the draft model
+  // proposes for every decoding slot in batched passes. The CPU backend only.
+  const Model* draft_model = nullptr;
+  int draft_max = 8;
+  float draft_min_p = 0.5f;  // as GenerateOptions::draft_min_p
 };
 
 constexpr int kMaxLookupDraft = 16;
@@ -56,7 +65,9 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   std::shared_ptr<const grammar::Grammar> grammar;  // structured output; null: free text
-  int lookup_draft = -1;  // speculative tokens per step (0: off; -1: EngineOptions::lookup_draft)
+  // Speculative tokens per step by prompt lookup (0: no speculation at all; -1: the
+  // engine's default: its draft model, or EngineOptions::lookup_draft).
+  int lookup_draft = -1;
 };
 
 enum class Finish { Running, Stop, Length, Cancelled };
@@ -91,6 +102,7 @@ class Job {
 
 struct EngineStats {
   uint64_t requests = 0, prompt_tokens = 0, completion_tokens = 0, reused_prompt_tokens = 0;
+  uint64_t drafted_tokens = 0, accepted_draft_tokens = 0;  // speculative decoding
   int queue_depth = 0, slots_busy = 0, slots = 0;
   double decode_tokens_per_second = 0;  // generated tokens over the last 10 s of activity
 };
@@ -117,7 +129,8 @@ class Engine {
   void loop();
   void admit();
   bool step();
-  void record_step(int sampled);  // stats after a step
+  void record_step(int sampled, int drafted, int accepted);  // stats after a step
+  void propose_drafts();  // speculating slots' proposals for this step
   void finish(Slot& s, Finish f);
   void forward_each_slot();  // the device's way: each slot's rows in a pass of its own
 
@@ -128,6 +141,7 @@ class Engine {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<Transformer> net_;  // null: the slots have device sequences
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<SlotDrafter> drafter_;  // with a draft model
 
   mutable std::mutex mu_;  // guards queue_, stop_, stats_
   std::condition_variable cv_;

@@ -30,6 +30,10 @@ std::string prometheus_text(const EngineStats& e, const HttpCounters& h) {
   metric(out, "minnow_prompt_tokens_reused_total", "counter", "Prompt tokens whose KV cache a slot already held.",
          static_cast<double>(e.reused_prompt_tokens));
   metric(out, "minnow_completion_tokens_total", "counter", "Tokens generated.", static_cast<double>(e.completion_tokens));
+  metric(out, "minnow_draft_tokens_total", "counter", "Tokens proposed by speculative decoding (draft model or prompt lookup).",
+         static_cast<double>(e.drafted_tokens));
+  metric(out, "minnow_draft_tokens_accepted_total", "counter", "Proposed tokens that sampling confirmed.",
+         static_cast<double>(e.accepted_draft_tokens));
   metric(out, "minnow_decode_tokens_per_second", "gauge", "Tokens generated per second over the last 10 s of activity.",
          e.decode_tokens_per_second);
   metric(out, "minnow_queue_depth", "gauge", "Requests waiting for a slot.", e.queue_depth);

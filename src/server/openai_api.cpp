@@ -296,7 +296,8 @@ ParsedRequest parse_request(Endpoint e, std::string_view body, const Model& mode
   c.sampling = parse_sampling(f);
   c.stop = parse_stop(f);
   c.ignore_eos = f.boolean("ignore_eos", false);
-  // minnow's extension: speculative decoding by prompt lookup (same output); absent: the server's --lookup-draft.
+  // minnow's extension: speculative decoding by prompt lookup (same output; 0: none at all); absent: the
+  // server's --draft model or --lookup-draft.
   c.lookup_draft = static_cast<int>(f.integer("lookup_draft", -1, 0, kMaxLookupDraft));
   c.grammar = parse_output_grammar(f);
   const ToolUse tools = e == Endpoint::Chat ? parse_tool_use(f, model) : ToolUse{};

@@ -67,6 +67,17 @@ def test_draft_model_output_is_plain_decodings():
             assert accepted >= 0.9 * drafted and drafted > 50, err
 
 
+def test_lookup_then_draft_model_keeps_the_output():
+    """--lookup-draft with --draft: lookup proposes first, the draft model where lookup finds
+    nothing; the output is still plain decoding's."""
+    prompt = "Rename the variable total to running_sum. Reply with the whole function.\n\n" + CODE
+    plain, _ = run("--temp", "0", "-p", prompt)
+    out, err = run("--temp", "0", "--lookup-draft", 8, "--draft", MODEL, "--draft-max", 6, "-p", prompt)
+    assert out == plain
+    drafted, accepted = map(int, STATS.search(err).groups())
+    assert drafted > 20 and accepted > 0.5 * drafted, err
+
+
 def test_draft_model_with_another_vocabulary_is_refused():
     gemma = MODEL.parent / "gemma-3-270m-Q4_K_M.gguf"
     if not gemma.exists():
@@ -110,3 +121,46 @@ def test_server_lookup_keeps_every_output():
                                            messages=[{"role": "user", "content": "hi"}])
     finally:
         s.stop()
+
+
+def test_server_draft_model_keeps_every_output():
+    """`serve --draft MODEL`: every request speculates with the draft model (here SmolLM2
+    itself) unless it sets lookup_draft; outputs are plain decoding's, and /metrics counts
+    the proposals."""
+    import concurrent.futures
+    import urllib.request
+
+    from test_server import API_KEY, Server
+
+    prompts = ["Write a short poem about the sea.", "List three uses of a hash map.", "What is 17 times 3?"]
+    settings = [dict(temperature=0), dict(temperature=0.8, seed=11), dict(temperature=0)]
+    s = Server("--parallel", 3, "--ctx", 1024, "-t", 2, "--api-key", API_KEY, "--draft", MODEL, "--draft-max", 6)
+    try:
+        client = s.client()
+
+        def ask(i, extra):
+            r = client.chat.completions.create(model="SmolLM2-135M-Instruct.Q4_1", max_tokens=80,
+                                               messages=[{"role": "user", "content": prompts[i]}], **settings[i],
+                                               extra_body=extra)
+            return r.choices[0].message.content
+
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            plain = list(pool.map(lambda i: ask(i, {"lookup_draft": 0}), range(3)))
+            drafted = list(pool.map(lambda i: ask(i, {}), range(3)))
+        assert drafted == plain
+        metrics = urllib.request.urlopen(s.base + "/metrics", timeout=10).read().decode()
+        counts = {m.group(1): float(m.group(2)) for m in re.finditer(r"^(minnow_draft_tokens\w*) (\S+)$", metrics, re.M)}
+        assert counts["minnow_draft_tokens_total"] > 40, metrics
+        assert counts["minnow_draft_tokens_accepted_total"] > 0.5 * counts["minnow_draft_tokens_total"], counts
+    finally:
+        s.stop()
+
+
+def test_server_draft_model_with_another_vocabulary_is_refused():
+    gemma = MODEL.parent / "gemma-3-270m-Q4_K_M.gguf"
+    if not gemma.exists():
+        pytest.skip(f"missing {gemma}")
+    r = subprocess.run([str(MINNOW), "serve", "-m", str(MODEL), "--port", "0", "--draft", str(gemma)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "the draft model's vocabulary" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr

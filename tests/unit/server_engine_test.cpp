@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "base/error.hpp"
 #include "server/engine.hpp"
 
 using namespace minnow;
@@ -43,6 +44,11 @@ Result drain(Job& job) {
     r.text += r.last.text;
     if (r.last.finish != Finish::Running) return r;
   }
+}
+
+// Stats are recorded at the end of the step that finished the last job, after its text.
+void wait_idle(const Engine& e) {
+  for (int i = 0; i < 500 && e.stats().slots_busy != 0; ++i) std::this_thread::sleep_for(10ms);
 }
 
 }  // namespace
@@ -111,4 +117,49 @@ TEST(ServerEngine, CancelFreesTheSlotAndTheQueueIsBounded) {
   running->cancel();
   EXPECT_EQ(drain(*running).last.finish, Finish::Cancelled);
   EXPECT_EQ(drain(*waiting).last.finish, Finish::Length);
+}
+
+// A draft model (here the model itself, so most proposals are kept) speculates for every
+// slot in shared passes: outputs are plain decoding's, greedy and sampled, with slots
+// finishing and being reused while others draft; a request with lookup_draft 0 opts out.
+TEST(ServerEngine, DraftModelKeepsEveryOutput) {
+  EngineOptions o;
+  o.parallel = 3;
+  o.ctx = 96;
+  o.threads = 2;
+  auto request = [](int i) {
+    CompletionRequest r = greedy(i, 10 + 7 * i);
+    if (i % 2) {
+      r.sampling.temperature = 0.9f;
+      r.sampling.seed = static_cast<uint64_t>(i);
+    }
+    return r;
+  };
+  std::vector<std::string> plain;
+  {
+    Engine e(tiny(), o);
+    for (int i = 0; i < 6; ++i) plain.push_back(drain(*e.submit(request(i))).text);
+  }
+  o.draft_model = &tiny();
+  o.draft_max = 6;
+  o.draft_min_p = 0;  // the tiny model's probabilities are low: propose regardless
+  Engine e(tiny(), o);
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(e.submit(request(i)));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(drain(*jobs[static_cast<size_t>(i)]).text, plain[static_cast<size_t>(i)]) << "request " << i;
+  wait_idle(e);
+  const EngineStats st = e.stats();
+  EXPECT_GT(st.drafted_tokens, 30u);
+  // Greedy and drafted by the same model: nearly every proposal is kept.
+  EXPECT_EQ(drain(*e.submit(request(4))).text, plain[4]);
+  wait_idle(e);
+  const EngineStats greedy_st = e.stats();
+  const uint64_t drafted = greedy_st.drafted_tokens - st.drafted_tokens;
+  EXPECT_GT(drafted, 10u);
+  EXPECT_GE((greedy_st.accepted_draft_tokens - st.accepted_draft_tokens) * 10, drafted * 9);
+  CompletionRequest off = request(0);
+  off.lookup_draft = 0;
+  EXPECT_EQ(drain(*e.submit(off)).text, plain[0]);
+  wait_idle(e);
+  EXPECT_EQ(e.stats().drafted_tokens, greedy_st.drafted_tokens);
 }

@@ -21,7 +21,7 @@ void register_serve(CLI::App& app) {
   struct Opts {
     ModelFlags model;
     server::ServerOptions server;
-    std::string chat_template_file, embedding_model, embedding_precision = "bf16";
+    std::string chat_template_file, embedding_model, embedding_precision = "bf16", draft;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -57,11 +57,23 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--prefill-chunk", s.engine.prefill_chunk, "Prompt tokens per step while other requests generate")
       ->capture_default_str()
       ->check(CLI::Range(1, 512));
-  cmd->add_option("--lookup-draft", s.engine.lookup_draft,
+  auto* lookup = cmd->add_option("--lookup-draft", s.engine.lookup_draft,
                   "Speculative decoding by prompt lookup: up to N tokens copied from the context checked per step, "
                   "the output unchanged (requests may set \"lookup_draft\"; CPU backend; 0: off)")
       ->capture_default_str()
       ->check(CLI::Range(0, server::kMaxLookupDraft));
+  cmd->add_option("--draft", o->draft,
+                  "Speculative decoding with a draft model for every request: a smaller model with the same vocabulary "
+                  "(e.g. Qwen2.5-Coder-0.5B for -1.5B), the output unchanged (a request's \"lookup_draft\" overrides it; "
+                  "CPU backend)")
+      ->excludes(lookup);
+  cmd->add_option("--draft-max", s.engine.draft_max, "Most tokens the draft model proposes per step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, server::kMaxLookupDraft));
+  cmd->add_option("--draft-p-min", s.engine.draft_min_p,
+                  "The draft model stops proposing at a token it gives less than this probability (0: always --draft-max)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 1.0f));
   cmd->add_option("--chat-template-file", o->chat_template_file,
                   "A Jinja chat template to use instead of the model's own (e.g. one that takes tools)");
   cmd->callback([o] {
@@ -79,6 +91,11 @@ void register_serve(CLI::App& app) {
       model = load_model_or_throw(o->model.model);
       if (!o->chat_template_file.empty()) model->set_chat_template(std::move(chat_template));
     }
+    std::unique_ptr<Model> draft;
+    if (!o->draft.empty()) {
+      if (!model) throw CLI::ValidationError("serve", "--draft needs -m MODEL");
+      draft = load_model_or_throw(o->draft);
+    }
     std::unique_ptr<Embedder> embedder;
     if (!o->embedding_model.empty()) {
       EmbedderOptions eo{.n_threads = o->model.threads};
@@ -93,6 +110,7 @@ void register_serve(CLI::App& app) {
     s.engine.backend = session.backend;
     s.engine.device = session.device;
     s.engine.gpu_layers = session.gpu_layers;
+    s.engine.draft_model = draft.get();
     server::ServedModels served;
     if (model) {
       served.model = model.get();

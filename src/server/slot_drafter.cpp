@@ -1,0 +1,119 @@
+#include "server/slot_drafter.hpp"
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "kernels/ops.hpp"
+#include "models/kv_cache.hpp"
+#include "models/model.hpp"
+#include "models/transformer.hpp"
+
+namespace minnow::server {
+
+namespace {
+constexpr int kMaxRows = 256;  // rows per draft pass (a new prompt catches up in chunks)
+}
+
+SlotDrafter::SlotDrafter(const Model& draft, const Model& target, int slots, int ctx, DType kv_type, ThreadPool& pool)
+    : model_(draft), ctx_(ctx) {
+  if (draft.info().vocab_size != target.info().vocab_size)
+    throw Error("serve: the draft model's vocabulary (" + std::to_string(draft.info().vocab_size) +
+                " tokens) is not the model's (" + std::to_string(target.info().vocab_size) + ")");
+  net_ = std::make_unique<Transformer>(draft.impl(), std::max(kMaxRows, slots), pool);
+  for (int i = 0; i < slots; ++i) {
+    kv_.push_back(std::make_unique<KvCache>(draft.impl().config, ctx, kv_type));
+    cached_.emplace_back().reserve(static_cast<size_t>(ctx));
+  }
+}
+
+SlotDrafter::~SlotDrafter() = default;
+
+void SlotDrafter::pass() {
+  const int n = static_cast<int>(tokens_.size());
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  if (logits_.size() < want_.size() * vocab) logits_.resize(want_.size() * vocab);
+  const int n_vector = n < kernels::kPrefillMinTokens ? n : 0;  // as a single sequence would choose
+  net_->forward(Transformer::Batch{tokens_.data(), pos_.data(), kvs_.data(), n, n_vector, want_.data(),
+                                   static_cast<int>(want_.size())},
+                logits_.data());
+}
+
+bool SlotDrafter::take(const Ask& ask, size_t row, float min_p) {
+  const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
+  const float* l = &logits_[row * vocab];
+  const float* top = std::max_element(l, l + vocab);
+  if (min_p > 0) {  // p(top) = 1 / sum(exp(l - l_top))
+    scratch_.assign(l, l + vocab);
+    if (kernels::active().exp_sum(scratch_.data(), static_cast<int64_t>(vocab), *top) * min_p > 1.0f) return false;
+  }
+  ask.out->push_back(static_cast<int32_t>(top - l));
+  return true;
+}
+
+void SlotDrafter::propose(std::span<const Ask> asks, float min_p) {
+  // Per ask: the next context token its cache lacks, and whether it still proposes.
+  std::vector<size_t> fed(asks.size());
+  std::vector<bool> live(asks.size());
+  std::vector<int> limit(asks.size());
+  for (size_t a = 0; a < asks.size(); ++a) {
+    const Ask& k = asks[a];
+    k.out->clear();
+    const int64_t n = static_cast<int64_t>(k.context.size());
+    limit[a] = static_cast<int>(std::min<int64_t>(k.max_tokens, ctx_ - n));
+    live[a] = n > 0 && limit[a] > 0;
+    if (!live[a]) continue;
+    auto& cached = cached_[static_cast<size_t>(k.slot)];
+    size_t common = 0;
+    while (common < cached.size() && common < k.context.size() && cached[common] == k.context[common]) ++common;
+    common = std::min(common, k.context.size() - 1);  // the last token runs again, for its logits
+    cached.resize(common);
+    fed[a] = common;
+  }
+  auto add_row = [&](size_t a, int32_t token, bool want) {
+    auto& cached = cached_[static_cast<size_t>(asks[a].slot)];
+    if (want) want_.push_back(static_cast<int32_t>(tokens_.size()));
+    tokens_.push_back(token);
+    pos_.push_back(static_cast<int32_t>(cached.size()));
+    kvs_.push_back(kv_[static_cast<size_t>(asks[a].slot)].get());
+    cached.push_back(token);
+  };
+  auto clear_rows = [&] {
+    tokens_.clear();
+    pos_.clear();
+    kvs_.clear();
+    want_.clear();
+  };
+  // Catch up: each cache is brought to its context (usually the one or few tokens accepted
+  // since the last step; a whole prompt after admission), in passes of at most kMaxRows;
+  // the row of a context's last token gives the first proposal.
+  for (;;) {
+    clear_rows();
+    std::vector<size_t> owners;  // the ask of each wanted row
+    for (size_t a = 0; a < asks.size() && tokens_.size() < kMaxRows; ++a) {
+      const auto& ctx = asks[a].context;
+      while (live[a] && fed[a] < ctx.size() && tokens_.size() < kMaxRows) {
+        const bool last = fed[a] + 1 == ctx.size();
+        if (last) owners.push_back(a);
+        add_row(a, ctx[fed[a]++], last);
+      }
+    }
+    if (tokens_.empty()) break;
+    pass();
+    for (size_t i = 0; i < owners.size(); ++i) live[owners[i]] = take(asks[owners[i]], i, min_p);
+  }
+  // Then one pass per proposed token, a row for every ask still going.
+  for (;;) {
+    clear_rows();
+    std::vector<size_t> owners;
+    for (size_t a = 0; a < asks.size(); ++a) {
+      if (!live[a] || asks[a].out->empty() || static_cast<int>(asks[a].out->size()) >= limit[a]) continue;
+      owners.push_back(a);
+      add_row(a, asks[a].out->back(), true);
+    }
+    if (tokens_.empty()) break;
+    pass();
+    for (size_t i = 0; i < owners.size(); ++i) live[owners[i]] = take(asks[owners[i]], i, min_p);
+  }
+}
+
+}  // namespace minnow::server
