@@ -56,7 +56,9 @@ void register_run(CLI::App& app) {
     std::unique_ptr<Session> draft_session;
     if (!o->draft.empty()) {
       draft_model = load_model_or_throw(o->draft);
-      draft_session = std::make_unique<Session>(*draft_model, session_options(o->model));
+      SessionOptions d = session_options(o->model);
+      d.int8_decode = true;  // proposals are checked by the model: their precision only changes how many are kept
+      draft_session = std::make_unique<Session>(*draft_model, d);
     }
     if (static_cast<int>(prompt.size()) >= session.context_size())
       throw std::runtime_error("the prompt has " + std::to_string(prompt.size()) + " tokens, more than fit in the context of " +

@@ -164,11 +164,13 @@ Choice Plan::choose(const TensorFacts& t) const {
   const Override* over = nullptr;
   for (const auto& o : overrides)
     if (o.matches(t.name)) over = &o;  // the last one given wins
-  if (over) {
+  const bool block_type = dtype_traits(over ? over->type : DType::F32).block_size > 1;
+  if (over && (matrix || !block_type)) {
     c = {over->type, "--override " + over->text, ""};
   } else if (!matrix) {
-    // Norms, biases and other vectors: tiny, and read as f32 anyway.
-    c = {DType::F32, "", ""};
+    // Norms, biases and other vectors: tiny, and read as f32 anyway (llama.cpp cannot add
+    // a block-quantized bias). A pattern that also names them quantizes only the matrices.
+    c = {DType::F32, over ? "a vector: --override " + over->text + " applies to matrices" : "", ""};
   } else if (!pure) {
     const auto [layer, role] = split_layer(t.name);
     if (target.mixed) {

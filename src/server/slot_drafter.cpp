@@ -19,7 +19,9 @@ SlotDrafter::SlotDrafter(const Model& draft, const Model& target, int slots, int
   if (draft.info().vocab_size != target.info().vocab_size)
     throw Error("serve: the draft model's vocabulary (" + std::to_string(draft.info().vocab_size) +
                 " tokens) is not the model's (" + std::to_string(target.info().vocab_size) + ")");
-  net_ = std::make_unique<Transformer>(draft.impl(), std::max(kMaxRows, slots), pool);
+  // int8 activations: proposals are checked by the model, so their precision only changes
+  // how many are kept, and int8 halves the integer work.
+  net_ = std::make_unique<Transformer>(draft.impl(), std::max(kMaxRows, slots), pool, true);
   for (int i = 0; i < slots; ++i) {
     kv_.push_back(std::make_unique<KvCache>(draft.impl().config, ctx, kv_type));
     cached_.emplace_back().reserve(static_cast<size_t>(ctx));

@@ -77,6 +77,16 @@ TEST(QuantRecipe, OverridesWinAndTheLastMatchCounts) {
   EXPECT_EQ(p.choose(matrix("blk.1.attn_v.weight")).type, DType::F16);
   EXPECT_EQ(p.choose(matrix("blk.10.attn_v.weight")).type, DType::Q8_0);
   EXPECT_EQ(p.choose(matrix("blk.0.attn_q.weight")).type, DType::Q4_K);
+  // A pattern that also names biases quantizes only the matrices; a float type applies to both.
+  p.overrides.push_back(parse_override("/attn_k/=Q5_K"));
+  EXPECT_EQ(p.choose(matrix("blk.3.attn_k.weight")).type, DType::Q5_K);
+  TensorFacts bias = matrix("blk.3.attn_k.bias");
+  bias.dims = {256};
+  const Choice kept = p.choose(bias);
+  EXPECT_EQ(kept.type, DType::F32);
+  EXPECT_NE(kept.reason.find("applies to matrices"), std::string::npos) << kept.reason;
+  p.overrides.push_back(parse_override("/attn_k.bias/=F16"));
+  EXPECT_EQ(p.choose(bias).type, DType::F16);
   EXPECT_THROW(parse_override("novalue"), Error);
   EXPECT_THROW(parse_override("x=Q4_K_M"), Error);  // a recipe is not a tensor type
   EXPECT_THROW(parse_override("/(/=Q8_0"), Error);
