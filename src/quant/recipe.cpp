@@ -11,9 +11,10 @@
 namespace minnow::quant {
 namespace {
 
-// Layers a recipe gives more bits: all of them, or the first and last eighth of the stack
-// plus every third layer in between (where the error hurts most, in llama.cpp's measurements).
-enum class Layers { All, Spread };
+// Layers a recipe gives more bits: all of them; the first and last eighth of the stack plus
+// every third layer in between (where the error hurts most, in llama.cpp's measurements); or
+// only the two eighths.
+enum class Layers { All, Spread, Ends };
 
 // `role` is a tensor's name without "blk.N." ("attn_v.weight"); "output" means the output
 // head, which is token_embd.weight when the model ties them.
@@ -36,6 +37,14 @@ const std::vector<RecipeSpec>& recipes() {
        {{"output", Layers::All, DType::Q6_K},
         {"attn_v.weight", Layers::Spread, DType::Q6_K},
         {"ffn_down.weight", Layers::Spread, DType::Q6_K}}},
+      // minnow's: K and V are small in grouped-query attention (Qwen2.5-1.5B: 256 rows against
+      // 1536 for Q) and their error reaches every head that shares them, so they get more bits
+      // in every layer, paid for by ffn_down's middle layers. Measured in docs/quantize.md.
+      {"Q4_K_KV", DType::Q4_K, 15,
+       {{"output", Layers::All, DType::Q6_K},
+        {"attn_k.weight", Layers::All, DType::Q5_K},
+        {"attn_v.weight", Layers::All, DType::Q6_K},
+        {"ffn_down.weight", Layers::Ends, DType::Q6_K}}},
       {"Q5_K_M", DType::Q5_K, 17,
        {{"output", Layers::All, DType::Q6_K},
         {"attn_v.weight", Layers::Spread, DType::Q6_K},
@@ -71,7 +80,8 @@ bool in_layers(Layers l, int layer, int n_layers) {
   if (layer < 0 || n_layers <= 0) return false;
   const int eighth = n_layers / 8;
   // llama.cpp's use_more_bits, integer division and all (7 * 28 / 8 = 24, not 28 - 28 / 8 = 25).
-  return layer < eighth || layer >= 7 * n_layers / 8 || (layer - eighth) % 3 == 2;
+  const bool end = layer < eighth || layer >= 7 * n_layers / 8;
+  return end || (l == Layers::Spread && (layer - eighth) % 3 == 2);
 }
 
 // "blk.12.attn_v.weight" -> (12, "attn_v.weight"); other names -> (-1, name).

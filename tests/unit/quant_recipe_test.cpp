@@ -51,6 +51,23 @@ TEST(QuantRecipe, LastEighthRoundsAsLlamaCpp) {
         << layer << " of " << n;
 }
 
+// minnow's Q4_K_KV: K and V up in every layer, ffn_down up only in the two end eighths.
+TEST(QuantRecipe, Q4KKVGivesKAndVMoreBitsEverywhere) {
+  const Plan p = plan("q4_k_kv");
+  EXPECT_EQ(p.choose(matrix("output.weight")).type, DType::Q6_K);
+  for (int i : {0, 5, 13, 27}) {
+    const std::string blk = "blk." + std::to_string(i) + ".";
+    EXPECT_EQ(p.choose({blk + "attn_k.weight", {1536, 256}, 28, false}).type, DType::Q5_K) << i;
+    EXPECT_EQ(p.choose({blk + "attn_v.weight", {1536, 256}, 28, false}).type, DType::Q6_K) << i;
+    EXPECT_EQ(p.choose({blk + "attn_q.weight", {1536, 1536}, 28, false}).type, DType::Q4_K) << i;
+  }
+  // 28 layers: down gets Q6_K in 0..2 and 24..27, not in Q4_K_M's every-third layers (5, 8, ... 23).
+  for (auto [layer, want] : {std::pair{0, DType::Q6_K}, {2, DType::Q6_K}, {3, DType::Q4_K}, {5, DType::Q4_K},
+                             {23, DType::Q4_K}, {24, DType::Q6_K}, {27, DType::Q6_K}})
+    EXPECT_EQ(p.choose({"blk." + std::to_string(layer) + ".ffn_down.weight", {8960, 1536}, 28, false}).type, want) << layer;
+  EXPECT_EQ(plan("Q4_K_M").choose({"blk.5.ffn_down.weight", {8960, 1536}, 28, false}).type, DType::Q6_K);
+}
+
 TEST(QuantRecipe, PureAndPlainTypes) {
   EXPECT_EQ(plan("Q4_0").choose(matrix("output.weight")).type, DType::Q6_K);
   EXPECT_EQ(plan("Q4_0", true).choose(matrix("output.weight")).type, DType::Q4_0);
