@@ -73,7 +73,7 @@ def outputs(tmp_path_factory):
     for t in SIMPLE + K_TYPES + ["F16"]:
         out[t] = d / f"smol.{t}.gguf"
         quantize(MODEL, out[t], t, "--pure")
-    for t in ["Q4_K_M", "Q8_0_default"]:
+    for t in ["Q4_K_M", "Q4_K_KV", "Q8_0_default"]:
         name = t.replace("_default", "")
         out[t] = d / f"smol.{t}.gguf"
         quantize(MODEL, out[t], name)
@@ -165,6 +165,23 @@ def test_q4_k_m_recipe(outputs):
         want_v = QT.Q8_0 if i in six else QT.Q5_0
         assert r[f"blk.{i}.attn_v.weight"].tensor_type == want_v, i
     assert field(reader(outputs["Q4_K_M"]), "general.file_type") == 15
+
+
+def test_q4_k_kv_recipe(outputs):
+    """minnow's Q4_K_KV: attn_k Q5_K (-> Q5_1 on 576-value rows) and attn_v Q6_K (-> Q8_0) in
+    every layer, ffn_down Q6_K only in the first and last eighth (layers 0-2 and 26-29 of 30),
+    biases and norms F32; the file still answers."""
+    r = {t.name: t for t in reader(outputs["Q4_K_KV"]).tensors}
+    assert r["token_embd.weight"].tensor_type == QT.Q8_0
+    for i in range(30):
+        assert r[f"blk.{i}.attn_k.weight"].tensor_type == QT.Q5_1, i
+        assert r[f"blk.{i}.attn_v.weight"].tensor_type == QT.Q8_0, i
+        assert r[f"blk.{i}.attn_q.weight"].tensor_type == QT.Q5_0, i
+        want = QT.Q6_K if i < 3 or i >= 26 else QT.Q4_K
+        assert r[f"blk.{i}.ffn_down.weight"].tensor_type == want, i
+    assert all(t.tensor_type == QT.F32 for t in r.values() if len(t.shape) == 1)
+    assert outputs["Q4_K_KV"].stat().st_size < outputs["Q4_K_M"].stat().st_size
+    assert "Paris" in greedy(outputs["Q4_K_KV"])
 
 
 def test_generation_after_requantization(outputs):
