@@ -195,15 +195,18 @@ def test_generation_after_requantization(outputs):
 
 def test_overrides_fallbacks_and_summary(tmp_path):
     """On the tiny Llama (rows of 64 and 128: no K type fits): fallbacks are logged once per
-    kind, overrides (glob and /regex/) win over every rule, the summary is printed."""
+    kind, overrides (glob and /regex/) win over every rule but put block types on matrices
+    only, the summary is printed."""
     out = tmp_path / "o.gguf"
-    r = quantize(TINY / "llama", out, "Q4_K", "--override", "blk.0.*=Q8_0", "--override", "/ffn_up/=F16")
+    r = quantize(TINY / "llama", out, "Q4_K", "--override", "blk.0.*=Q8_0", "--override", "/ffn_up/=F16",
+                 "--override", "blk.2.attn_norm.weight=F16")
     assert "Q4_K does not fit rows of 64 (blocks of 256): Q5_0 instead" in r.stderr
     assert "Q6_K does not fit rows of 64 (blocks of 256): Q8_0 instead: 1 tensor (output.weight)" in r.stderr
     assert "bits per weight" in r.stderr and "tensor types:" in r.stderr
     t = {x.name: x for x in gguf.GGUFReader(str(out)).tensors}
     assert t["blk.0.attn_q.weight"].tensor_type == QT.Q8_0
-    assert t["blk.0.attn_norm.weight"].tensor_type == QT.Q8_0  # an override beats "vectors stay F32"
+    assert t["blk.0.attn_norm.weight"].tensor_type == QT.F32  # a block type is for matrices (llama.cpp adds norms as f32)
+    assert t["blk.2.attn_norm.weight"].tensor_type == QT.F16  # a float type applies to vectors too
     assert t["blk.1.attn_norm.weight"].tensor_type == QT.F32
     assert t["blk.3.ffn_up.weight"].tensor_type == QT.F16
     assert t["blk.3.ffn_down.weight"].tensor_type == QT.Q5_0  # rows of 128
