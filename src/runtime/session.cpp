@@ -10,6 +10,7 @@
 #include "models/model.hpp"
 #include "models/sequence_forward.hpp"
 #include "runtime/device_model.hpp"
+#include "runtime/draft_model.hpp"
 #include "runtime/kv_type.hpp"
 #include "runtime/prompt_lookup.hpp"
 #include "runtime/sampler.hpp"
@@ -91,12 +92,8 @@ void Session::greedy_continuation(std::span<const int32_t> seq, int n, std::vect
   std::span<const float> logits = eval(seq);
   std::vector<float> scratch;
   for (int i = 0; i < n; ++i) {
-    const auto top = std::max_element(logits.begin(), logits.end());
-    const auto id = static_cast<int32_t>(top - logits.begin());
-    if (min_p > 0) {  // p(top) = 1 / sum(exp(l - l_top))
-      scratch.assign(logits.begin(), logits.end());
-      if (kernels::active().exp_sum(scratch.data(), static_cast<int64_t>(scratch.size()), *top) * min_p > 1.0f) break;
-    }
+    const int32_t id = confident_argmax(logits, min_p, scratch);
+    if (id < 0) break;
     out.push_back(id);
     if (i + 1 == n || n_past() + 1 >= ctx_) break;
     net_->forward(&id, 1, n_past(), logits_.data(), false);
@@ -107,9 +104,7 @@ void Session::greedy_continuation(std::span<const int32_t> seq, int n, std::vect
 GenerateResult Session::generate(std::span<const int32_t> prompt, const GenerateOptions& o, const TokenCallback& on_token) {
   cancel_.store(false);
   const Tokenizer& tok = *model_.impl().tokenizer;
-  if (o.draft_model && o.draft_model->model_.info().vocab_size != model_.info().vocab_size)
-    throw Error("session: the draft model's vocabulary (" + std::to_string(o.draft_model->model_.info().vocab_size) +
-                " tokens) is not the model's (" + std::to_string(model_.info().vocab_size) + ")");
+  if (o.draft_model) check_draft_vocabulary(o.draft_model->model_, model_, "session");
   std::optional<grammar::TokenConstraint> constraint;
   if (!o.grammar.empty()) {  // parsed before any work: a bad grammar fails fast
     auto g = std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(o.grammar));

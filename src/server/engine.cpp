@@ -15,7 +15,6 @@
 #include "runtime/prompt_lookup.hpp"
 #include "runtime/sampler.hpp"
 #include "runtime/stop_matcher.hpp"
-#include "server/slot_drafter.hpp"
 #include "tokenizer/stream_decoder.hpp"
 
 namespace minnow::server {
@@ -100,6 +99,8 @@ Engine::Engine(const Model& model, const EngineOptions& o) : model_(model), o_(o
   row_slots_.reserve(static_cast<size_t>(max_batch));
   logit_rows_.reserve(static_cast<size_t>(o.parallel));
   logit_slots_.reserve(static_cast<size_t>(o.parallel));
+  asks_.reserve(static_cast<size_t>(o.parallel));
+  extended_.reserve(static_cast<size_t>(o.parallel));
   logits_.resize(static_cast<size_t>(o.parallel) * static_cast<size_t>(c.vocab_size));
   if (device) unused_logits_.resize(static_cast<size_t>(c.vocab_size));
   stats_.slots = o.parallel;
@@ -371,8 +372,8 @@ bool Engine::step() {
 // its sampled `next`: by prompt lookup, or by the draft model for all such slots at once.
 void Engine::propose_drafts() {
   int draft_rows = max_batch_ / 2;
-  std::vector<SlotDrafter::Ask> asks;
-  std::vector<Slot*> extended;
+  asks_.clear();
+  extended_.clear();
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = *slots_[i];
     s.draft.clear();
@@ -383,12 +384,12 @@ void Engine::propose_drafts() {
     if (room <= 0) continue;
     draft_rows -= room;
     s.cached.push_back(s.next);  // the context the proposal continues (taken off below)
-    extended.push_back(&s);
-    if (s.draft_by_model) asks.push_back({static_cast<int>(i), s.cached, room, &s.draft});
+    extended_.push_back(&s);
+    if (s.draft_by_model) asks_.push_back({static_cast<int>(i), s.cached, room, &s.draft});
     else propose_by_lookup(s.cached, room, s.draft);
   }
-  if (!asks.empty()) drafter_->propose(asks, o_.draft_min_p);
-  for (Slot* s : extended) s->cached.pop_back();
+  if (!asks_.empty()) drafter_->propose(asks_, o_.draft_min_p);
+  for (Slot* s : extended_) s->cached.pop_back();
 }
 
 // A slot's rows are adjacent (its next token, or a chunk of its prompt), and only the last

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "minnow/llm.hpp"
+#include "server/slot_drafter.hpp"
 
 namespace minnow {
 namespace grammar {
@@ -24,9 +25,6 @@ class TokenTrie;
 }  // namespace grammar
 class KvCache;
 class SequenceForward;
-namespace server {
-class SlotDrafter;
-}
 class Transformer;
 }  // namespace minnow
 
@@ -157,6 +155,8 @@ class Engine {
   std::vector<KvCache*> kvs_;
   std::vector<Slot*> row_slots_, logit_slots_;
   std::vector<float> logits_, unused_logits_;
+  std::vector<SlotDrafter::Ask> asks_;  // propose_drafts': the draft model's
+  std::vector<Slot*> extended_;         // slots whose `cached` holds `next` while proposing
   std::thread thread_;
 };
 

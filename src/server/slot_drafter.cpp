@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "base/error.hpp"
 #include "kernels/ops.hpp"
 #include "models/kv_cache.hpp"
 #include "models/model.hpp"
 #include "models/transformer.hpp"
+#include "runtime/draft_model.hpp"
 
 namespace minnow::server {
 
@@ -16,9 +16,7 @@ constexpr int kMaxRows = 256;  // rows per draft pass (a new prompt catches up i
 
 SlotDrafter::SlotDrafter(const Model& draft, const Model& target, int slots, int ctx, DType kv_type, ThreadPool& pool)
     : model_(draft), ctx_(ctx) {
-  if (draft.info().vocab_size != target.info().vocab_size)
-    throw Error("serve: the draft model's vocabulary (" + std::to_string(draft.info().vocab_size) +
-                " tokens) is not the model's (" + std::to_string(target.info().vocab_size) + ")");
+  check_draft_vocabulary(draft, target, "serve");
   // int8 activations: proposals are checked by the model, so their precision only changes
   // how many are kept, and int8 halves the integer work.
   net_ = std::make_unique<Transformer>(draft.impl(), std::max(kMaxRows, slots), pool, true);
@@ -42,21 +40,19 @@ void SlotDrafter::pass() {
 
 bool SlotDrafter::take(const Ask& ask, size_t row, float min_p) {
   const size_t vocab = static_cast<size_t>(model_.info().vocab_size);
-  const float* l = &logits_[row * vocab];
-  const float* top = std::max_element(l, l + vocab);
-  if (min_p > 0) {  // p(top) = 1 / sum(exp(l - l_top))
-    scratch_.assign(l, l + vocab);
-    if (kernels::active().exp_sum(scratch_.data(), static_cast<int64_t>(vocab), *top) * min_p > 1.0f) return false;
-  }
-  ask.out->push_back(static_cast<int32_t>(top - l));
-  return true;
+  const int32_t id = confident_argmax(std::span<const float>(logits_).subspan(row * vocab, vocab), min_p, scratch_);
+  if (id >= 0) ask.out->push_back(id);
+  return id >= 0;
 }
 
 void SlotDrafter::propose(std::span<const Ask> asks, float min_p) {
-  // Per ask: the next context token its cache lacks, and whether it still proposes.
-  std::vector<size_t> fed(asks.size());
-  std::vector<bool> live(asks.size());
-  std::vector<int> limit(asks.size());
+  // Per ask: the next context token its cache lacks, its most proposals, whether it still proposes.
+  auto& fed = fed_;
+  auto& limit = limit_;
+  auto& live = live_;
+  fed.assign(asks.size(), 0);
+  limit.assign(asks.size(), 0);
+  live.assign(asks.size(), false);
   for (size_t a = 0; a < asks.size(); ++a) {
     const Ask& k = asks[a];
     k.out->clear();
@@ -84,37 +80,36 @@ void SlotDrafter::propose(std::span<const Ask> asks, float min_p) {
     pos_.clear();
     kvs_.clear();
     want_.clear();
+    owners_.clear();
   };
   // Catch up: each cache is brought to its context (usually the one or few tokens accepted
   // since the last step; a whole prompt after admission), in passes of at most kMaxRows;
   // the row of a context's last token gives the first proposal.
   for (;;) {
     clear_rows();
-    std::vector<size_t> owners;  // the ask of each wanted row
     for (size_t a = 0; a < asks.size() && tokens_.size() < kMaxRows; ++a) {
       const auto& ctx = asks[a].context;
       while (live[a] && fed[a] < ctx.size() && tokens_.size() < kMaxRows) {
         const bool last = fed[a] + 1 == ctx.size();
-        if (last) owners.push_back(a);
+        if (last) owners_.push_back(a);
         add_row(a, ctx[fed[a]++], last);
       }
     }
     if (tokens_.empty()) break;
     pass();
-    for (size_t i = 0; i < owners.size(); ++i) live[owners[i]] = take(asks[owners[i]], i, min_p);
+    for (size_t i = 0; i < owners_.size(); ++i) live[owners_[i]] = take(asks[owners_[i]], i, min_p);
   }
   // Then one pass per proposed token, a row for every ask still going.
   for (;;) {
     clear_rows();
-    std::vector<size_t> owners;
     for (size_t a = 0; a < asks.size(); ++a) {
       if (!live[a] || asks[a].out->empty() || static_cast<int>(asks[a].out->size()) >= limit[a]) continue;
-      owners.push_back(a);
+      owners_.push_back(a);
       add_row(a, asks[a].out->back(), true);
     }
     if (tokens_.empty()) break;
     pass();
-    for (size_t i = 0; i < owners.size(); ++i) live[owners[i]] = take(asks[owners[i]], i, min_p);
+    for (size_t i = 0; i < owners_.size(); ++i) live[owners_[i]] = take(asks[owners_[i]], i, min_p);
   }
 }
 

@@ -35,10 +35,10 @@ class SlotDrafter {
   void propose(std::span<const Ask> asks, float min_p);
 
  private:
-  // One pass over rows_ (each the next token of a slot); logits of the rows in want_.
+  // One forward pass over the rows in tokens_ / pos_ / kvs_; logits of the rows in want_.
   void pass();
-  // Appends the argmax of logit row i to ask's output unless it is below min_p; returns
-  // whether it did.
+  // Appends the argmax of logit row `row` to ask's output unless its probability is below
+  // min_p; returns whether it did.
   bool take(const Ask& ask, size_t row, float min_p);
 
   const Model& model_;
@@ -47,9 +47,13 @@ class SlotDrafter {
   std::vector<std::unique_ptr<KvCache>> kv_;
   std::vector<std::vector<int32_t>> cached_;  // per slot: tokens whose K/V are in kv_
 
-  // Per-pass scratch.
+  // Scratch, kept between steps (no allocation once grown).
   std::vector<int32_t> tokens_, pos_, want_;
   std::vector<KvCache*> kvs_;
+  std::vector<size_t> owners_;  // the ask of each wanted row
+  std::vector<size_t> fed_;     // per ask: context tokens in its cache
+  std::vector<int> limit_;
+  std::vector<bool> live_;
   std::vector<float> logits_, scratch_;
 };
 
