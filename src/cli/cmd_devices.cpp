@@ -20,6 +20,7 @@ std::string features(const vulkan::DeviceInfo& d) {
     if (on) f += f.empty() ? name : std::string(", ") + name;
   };
   add(d.subgroup_arithmetic, "subgroup arithmetic");
+  add(d.subgroup_clustered, "subgroup clusters");
   add(d.fp16, "fp16");
   add(d.int8, "int8");
   add(d.storage16, "16-bit storage");

@@ -142,6 +142,16 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     }
     ops.use_subgroups(true);
     ops.wide_rows_from(Ops::kWideRowsGroups);
+    // 16 threads a row (matvec_lanes.comp): widths of a few units a lane, odd row counts (the
+    // last slot's second row cut), with clusters and through shared memory.
+    ops.use_lane_matvec(true);
+    for (bool subgroups : {true, false}) {
+      ops.use_subgroups(subgroups);
+      for (int64_t cols : widths)
+        for (int64_t rows : {1, 7, 67}) check_matmul(*dev, ops, t, rows, cols, rows == 7 ? 3 : 1, rng, rows == 67);
+    }
+    ops.use_subgroups(true);
+    ops.use_lane_matvec(false);
   }
 }
 
@@ -185,10 +195,12 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
   for (DType t : {DType::F16, DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
     for (int64_t cols : {256, 2304})
       for (int64_t n_tokens : {1, 3})
-        for (bool subgroups : {true, false}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          const bool subgroups = variant % 2 == 0, lanes = variant >= 2;
           SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(cols) + " columns, " + std::to_string(n_tokens) +
-                       " tokens" + (subgroups ? "" : ", no subgroups"));
+                       " tokens" + (subgroups ? "" : ", no subgroups") + (lanes ? ", 16 lanes a row" : ""));
           ops.use_subgroups(subgroups);
+          ops.use_lane_matvec(lanes);
           const int64_t rows = 67, ff = 37;
           const DTypeTraits& tr = dtype_traits(t);
           const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
@@ -233,7 +245,9 @@ TEST(VulkanKernels, StackedProjectionSplitsIntoItsOutputs) {
   const int64_t cols = 256, nq = 96, nk = 32, nv = 32;
   for (DType t : {DType::Q4_K, DType::Q8_0})
     for (bool with_v : {true, false})
-      for (int64_t n_tokens : {1, 3, 17, 70}) {
+      for (int64_t n_tokens : {1, 3, 17, 70, -1, -3}) {  // -n: n tokens through matvec_lanes.comp
+        ops.use_lane_matvec(n_tokens < 0);
+        n_tokens = std::abs(n_tokens);
         SCOPED_TRACE(std::string(dtype_name(t)) + (with_v ? ", q/k/v" : ", q/k") + ", " + std::to_string(n_tokens) + " tokens");
         const DTypeTraits& tr = dtype_traits(t);
         const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
@@ -391,12 +405,14 @@ TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
     DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
     for (int64_t n_tokens : {1, 2, 5})
       for (bool gelu : {false, true})
-        for (int variant = 0; variant < 3; ++variant) {
-          const bool subgroups = variant != 1, wide = variant == 2;  // wide: 4 rows of each matrix a workgroup
+        for (int variant = 0; variant < 5; ++variant) {
+          // wide: 4 rows of each matrix a workgroup; lanes: 16 threads a row (matvec_lanes.comp)
+          const bool subgroups = variant != 1 && variant != 4, wide = variant == 2, lanes = variant >= 3;
           SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
-                       (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : ""));
+                       (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : "") + (lanes ? ", 16 lanes a row" : ""));
           ops.use_subgroups(subgroups);
           ops.wide_rows_from(wide ? 0 : Ops::kWideRowsGroups);
+          ops.use_lane_matvec(lanes);
           // Inputs scaled so the products are near 1: the check is relative to the result.
           const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));
           std::vector<float> gate(static_cast<size_t>(n_tokens * ff)), up(gate.size()), want(gate.size()), row(static_cast<size_t>(cols));

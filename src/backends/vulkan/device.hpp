@@ -24,6 +24,7 @@ struct DeviceInfo {
   uint32_t max_shared_bytes = 0;    // compute shared memory per workgroup
   float timestamp_ns = 0;           // nanoseconds a timestamp tick; 0: no timestamps on compute queues
   bool subgroup_arithmetic = false;
+  bool subgroup_clustered = false;  // clustered reductions (subgroupClusteredAdd)
   bool fp16 = false;                // shaderFloat16
   bool int8 = false;                // shaderInt8
   bool storage16 = false, storage8 = false;
