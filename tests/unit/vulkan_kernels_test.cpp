@@ -563,7 +563,7 @@ void check_attention(Device& dev, Ops& ops, const AttentionCase& c, const std::v
   dev.upload(kcb, kc.data(), kc.size() * 2);
   dev.upload(vcb, vc.data(), vc.size() * 2);
   Buffer ob = dev.alloc(q.size() * 4, Memory::Readback);
-  Buffer part = dev.alloc(Ops::attention_part_floats(kv, c.n_heads, n) * 4, Memory::Device);
+  Buffer part = ops.attention_part(kv, c.n_heads, n);
   for (bool subgroups : {true, false}) {  // the reductions with and without subgroup operations
     ops.use_subgroups(subgroups);
     Stream s(dev);

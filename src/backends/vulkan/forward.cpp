@@ -156,7 +156,7 @@ VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int devic
   x_ = activations(B * d), h_ = activations(B * std::max(d, qd)), tmp_ = activations(B * d);
   q_ = activations(B * qd), attn_ = activations(B * qd), k_ = activations(B * kvd), v_ = activations(B * kvd);
   gate_up_ = activations(B * 2 * ff), act_ = activations(B * ff);
-  attn_part_ = activations(Ops::attention_part_floats(kv_, c_.n_heads, max_batch));
+  attn_part_ = ops_->attention_part(kv_, c_.n_heads, max_batch);
   x_in_ = dev_->alloc(B * d * sizeof(float), Memory::Upload);
   pos_ = dev_->alloc(B * sizeof(uint32_t), Memory::Upload);
   const size_t half = static_cast<size_t>(c_.head_dim / 2);

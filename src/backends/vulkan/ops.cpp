@@ -259,11 +259,21 @@ int64_t attention_span(const Ops::KvLayout& kv, int window) { return window > 0 
 
 }  // namespace
 
-size_t Ops::attention_part_floats(const KvLayout& kv, int64_t n_heads, int64_t max_tokens) {
+// The splits' sums, then one counter per (head, token) pair (fewer than kAttentionGroups
+// pairs are ever split).
+int64_t attention_sums_words(const Ops::KvLayout& kv, int64_t n_heads, int64_t max_tokens) {
   int64_t most = 0;  // splits > 1 only while n_heads * n_tokens < kAttentionGroups
   for (int64_t n = 1; n <= std::min(max_tokens, kAttentionGroups); ++n)
     if (const int64_t sp = attention_splits(n_heads, n, kv.capacity); sp > 1) most = std::max(most, n * n_heads * sp);
-  return static_cast<size_t>(std::max<int64_t>(most, 1) * (kv.head_dim + 2));
+  return std::max<int64_t>(most, 1) * (kv.head_dim + 2);
+}
+
+Buffer Ops::attention_part(const KvLayout& kv, int64_t n_heads, int64_t max_tokens) {
+  const size_t words = static_cast<size_t>(attention_sums_words(kv, n_heads, max_tokens) + kAttentionGroups);
+  Buffer b = dev_.alloc(words * 4, Memory::Device);
+  const std::vector<uint32_t> zeros(words, 0u);  // the counters start at zero; each merge resets its own
+  dev_.upload(b, zeros.data(), words * 4);
+  return b;
 }
 
 void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
@@ -272,14 +282,16 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   if (kv.n_kv_heads <= 0 || a.n_heads % kv.n_kv_heads != 0) throw Error("vulkan: query heads must be a multiple of KV heads");
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one attention pass");
   const int64_t span = attention_span(kv, a.window), splits = attention_splits(a.n_heads, n_tokens, span);
-  if (splits > 1 && part.size() < static_cast<size_t>(n_tokens * a.n_heads * splits * (kv.head_dim + 2)) * sizeof(float))
+  const int64_t count_at = static_cast<int64_t>(part.size() / 4) - kAttentionGroups;
+  if (splits > 1 && count_at < n_tokens * a.n_heads * splits * (kv.head_dim + 2))
     throw Error("vulkan: attention's split buffer is too small");
   struct {
     uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
     float scale, softcap;
-    uint32_t window, n_splits;
+    uint32_t window, n_splits, count_at;
   } push{to_u32(a.n_heads, "head count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
-         kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits)};
+         kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits),
+         splits > 1 ? to_u32(count_at, "counter offset") : 0u};
   const uint32_t heads = to_u32(a.n_heads, "head count"), tokens = static_cast<uint32_t>(n_tokens);
   if (splits == 1 && n_tokens >= kPromptQueries) {  // 16 queries a workgroup share each tile of the cache
     auto prompt = push;
@@ -290,12 +302,6 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   }
   s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 6, sizeof push), {&q, &k_cache, &v_cache, &pos, &out, &part},
              &push, heads, tokens, static_cast<uint32_t>(splits));
-  if (splits == 1) return;
-  s.barrier();
-  struct {
-    uint32_t n_heads, hd, n_splits;
-  } merge{heads, to_u32(kv.head_dim, "head size"), static_cast<uint32_t>(splits)};
-  s.dispatch(kernel("attention_merge", 2, sizeof merge), {&part, &out}, &merge, heads, tokens);
 }
 
 }  // namespace minnow::vulkan

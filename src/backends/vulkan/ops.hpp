@@ -109,12 +109,13 @@ class Ops {
   };
   // out (n_tokens x n_heads x head_dim) = attention of each query head of q over positions
   // up to pos[t] of its KV head in layer's rows of the caches. Few (head, token) pairs are
-  // split over the positions, through `part` (attention_part_floats of them). The grid
+  // split over the positions, through `part` (from attention_part: their sums and the
+  // counters that pick the workgroup that merges them). The grid
   // depends on n_tokens and the cache's capacity only, not on the positions, so a recorded
   // pass stays valid as the cache fills.
   void attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos, Buffer& out,
                  Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a);
-  static size_t attention_part_floats(const KvLayout& kv, int64_t n_heads, int64_t max_tokens);
+  Buffer attention_part(const KvLayout& kv, int64_t n_heads, int64_t max_tokens);
 
  private:
   const Kernel& kernel(const char* name, int n_buffers, uint32_t push_bytes);

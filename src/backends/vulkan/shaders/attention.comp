@@ -3,8 +3,10 @@
 // its KV head, in tiles of 32 with an online softmax; each tile's keys and then values are
 // staged in shared memory with coalesced loads. One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
-// chunk's maximum, sum and unnormalized output to `part`, and attention_merge combines them
-// (short prompts and decode would otherwise keep a few workgroups busy on a large GPU).
+// chunk's maximum, sum and unnormalized output to `part`, and the last of the (head, token)'s
+// workgroups to finish (a counter in `part`) combines them (short prompts and decode would
+// otherwise keep a few workgroups busy on a large GPU; a separate merge pass would cost a
+// dispatch and a barrier a layer).
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -15,13 +17,16 @@ layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
 layout(binding = 2, std430) readonly buffer VCache { uint vc[]; };
 layout(binding = 3, std430) readonly buffer Pos { uint pos[]; };
 layout(binding = 4, std430) writeonly buffer Out { float o[]; };
-layout(binding = 5, std430) writeonly buffer Part { float part[]; };  // per split: m, l, hd sums
+// Per split: m, l, hd sums (as float bits); from count_at, one counter per (head, token), zero
+// between passes.
+layout(binding = 5, std430) coherent buffer Part { uint part[]; };
 layout(push_constant) uniform Push {
   uint n_heads, n_kv_heads, hd;
   uint layer_words, row_words;
   float scale, softcap;
   uint window;  // positions a query sees, itself included; 0: all
   uint n_splits;
+  uint count_at;  // the counters' first word in part
 } p;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
@@ -31,6 +36,9 @@ shared float qs[kMaxHeadDim];
 shared uint tile_words[kTile * (kMaxHeadDim / 2u + 1u)];
 shared float scores[kTile];
 shared float red[64];
+const uint kMaxSplits = 512u;
+shared float weight[kMaxSplits];  // the merge's: split s's share exp(m_s - m), 0 when empty
+shared bool merging;
 
 // The maximum / sum over the workgroup's 64 threads: subgroup operations and one shared
 // slot per subgroup where the device has them (SUBGROUPS), else a tree in shared memory.
@@ -159,10 +167,39 @@ void main() {
     }
     return;
   }
-  const uint pbase = ((t * p.n_heads + h) * p.n_splits + split) * (hd + 2u);
-  if (lid == 0u) part[pbase] = m, part[pbase + 1u] = l;
+  const uint pair = t * p.n_heads + h, pstride = hd + 2u, base = pair * p.n_splits * pstride;
+  const uint pbase = base + split * pstride;
+  if (lid == 0u) part[pbase] = floatBitsToUint(m), part[pbase + 1u] = floatBitsToUint(l);
   for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
     const uint d = lid + 64u * c;
-    if (d < hd) part[pbase + 2u + d] = acc[c];
+    if (d < hd) part[pbase + 2u + d] = floatBitsToUint(acc[c]);
+  }
+  // Publish this split, then count it: the workgroup that counts last merges.
+  memoryBarrierBuffer();
+  barrier();
+  if (lid == 0u) {
+    merging = atomicAdd(part[p.count_at + pair], 1u) == p.n_splits - 1u;
+    if (merging) part[p.count_at + pair] = 0u;  // ready for the next pass
+  }
+  barrier();
+  if (!merging) return;
+  memoryBarrierBuffer();
+  // Each split's sums rescaled to the largest maximum, then divided by the total weight.
+  float mx = -1.0 / 0.0;
+  for (uint sp = lid; sp < p.n_splits; sp += 64u)
+    if (uintBitsToFloat(part[base + sp * pstride + 1u]) > 0.0) mx = max(mx, uintBitsToFloat(part[base + sp * pstride]));
+  mx = reduce_max(mx, lid);
+  float total = 0.0;
+  for (uint sp = lid; sp < p.n_splits; sp += 64u) {
+    const float ls = uintBitsToFloat(part[base + sp * pstride + 1u]);
+    weight[sp] = ls > 0.0 ? exp(uintBitsToFloat(part[base + sp * pstride]) - mx) : 0.0;
+    total += ls * weight[sp];
+  }
+  total = reduce_sum(total, lid);  // its barriers also publish weight[]
+  for (uint d = lid; d < hd; d += 64u) {
+    float a = 0.0;
+    for (uint sp = 0u; sp < p.n_splits; ++sp)
+      if (weight[sp] > 0.0) a += uintBitsToFloat(part[base + sp * pstride + 2u + d]) * weight[sp];
+    o[qbase + d] = a / total;
   }
 }
