@@ -183,6 +183,17 @@ MINNOW_C_API minnow_status minnow_session_create(minnow_model* model, const minn
 MINNOW_C_API void minnow_session_free(minnow_session* session);
 /* Forgets the conversation (the next generation starts from an empty cache). */
 MINNOW_C_API minnow_status minnow_session_reset(minnow_session* session);
+/* Speculative decoding with a draft model: a smaller model with the same vocabulary
+ * (Qwen2.5-Coder-0.5B for -1.5B) proposes up to draft_max (1..16) tokens greedily, stopping at
+ * a token it gives less than draft_p_min (0..1; 0.5 suits most pairs), and the session's
+ * model checks them all in one pass: generation gives the same output, sooner where the draft
+ * guesses well (docs/speculative.md). The draft gets a KV cache of its own, of the session's
+ * context size and threads, and keeps its model alive. With lookup_draft (generate params)
+ * too, prompt lookup proposes first and the draft model where lookup finds nothing. draft
+ * NULL: off again. A draft of another vocabulary: MINNOW_ERR_INVALID_ARGUMENT. Not during a
+ * generation of this session. */
+MINNOW_C_API minnow_status minnow_session_set_draft(minnow_session* session, minnow_model* draft, int32_t draft_max,
+                                                    float draft_p_min);
 /* Tokens in the cache (-1 for a bad handle) and the context size. */
 MINNOW_C_API int32_t minnow_session_n_past(const minnow_session* session);
 MINNOW_C_API int32_t minnow_session_n_ctx(const minnow_session* session);

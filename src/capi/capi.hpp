@@ -19,6 +19,12 @@ struct minnow_model {
 struct minnow_session {
   std::shared_ptr<const minnow::Model> model;  // declared first: outlives the session
   std::unique_ptr<minnow::Session> session;
+  minnow::SessionOptions options;  // the session's, which a draft's session follows
+  // minnow_session_set_draft's: the draft model and its own session, or none.
+  std::shared_ptr<const minnow::Model> draft_model;
+  std::unique_ptr<minnow::Session> draft;
+  int draft_max = 8;
+  float draft_p_min = 0.5f;
 };
 
 namespace minnow::capi {

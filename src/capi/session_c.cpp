@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "capi/capi.hpp"
+#include "runtime/draft_model.hpp"
 #include "runtime/stop_matcher.hpp"
 
 using minnow::capi::check_handle;
@@ -58,6 +59,9 @@ minnow_status run_generation(minnow_session* s, const std::vector<int32_t>& prom
   o.stop_at_end_of_generation = p.stop_at_end_of_generation;
   if (p.grammar != nullptr) o.grammar = p.grammar;
   o.lookup_draft = p.lookup_draft;
+  o.draft_model = s->draft.get();
+  o.draft_max = s->draft_max;
+  o.draft_min_p = s->draft_p_min;
   minnow::StopMatcher stops(std::vector<std::string>(p.stop, p.stop + p.n_stop));
   bool user_stopped = false;
   auto emit = [&](const std::string& text, int32_t id) {
@@ -120,7 +124,34 @@ minnow_status minnow_session_create(minnow_model* model, const minnow_session_pa
     auto h = std::make_unique<minnow_session>();
     h->model = model->model;
     h->session = std::make_unique<minnow::Session>(*h->model, o);
+    h->options = o;
     return minnow::capi::publish(std::move(h), out);
+  });
+}
+
+minnow_status minnow_session_set_draft(minnow_session* session, minnow_model* draft, int32_t draft_max, float draft_p_min) {
+  if (!check_handle(session, "minnow_session_set_draft", "session")) return MINNOW_ERR_INVALID_ARGUMENT;
+  if (draft == nullptr) {
+    session->draft.reset();
+    session->draft_model.reset();
+    return MINNOW_OK;
+  }
+  if (!check_handle(draft, "minnow_session_set_draft", "draft")) return MINNOW_ERR_INVALID_ARGUMENT;
+  if (draft_max < 1 || draft_max > 16)
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_session_set_draft: draft_max must be 1..16 (got " + std::to_string(draft_max) + ")");
+  if (!(draft_p_min >= 0.0f && draft_p_min <= 1.0f))
+    return fail(MINNOW_ERR_INVALID_ARGUMENT, "minnow_session_set_draft: draft_p_min must be 0..1");
+  return guard(MINNOW_ERR_INVALID_ARGUMENT, [&] {
+    minnow::check_draft_vocabulary(*draft->model, *session->model, "minnow_session_set_draft");
+    minnow::SessionOptions d = session->options;
+    d.ctx = session->session->context_size();
+    d.int8_decode = true;  // proposals are checked by the model: their precision only changes how many are kept
+    auto ds = std::make_unique<minnow::Session>(*draft->model, d);
+    session->draft = std::move(ds);  // the old draft session goes before its model
+    session->draft_model = draft->model;
+    session->draft_max = draft_max;
+    session->draft_p_min = draft_p_min;
+    return MINNOW_OK;
   });
 }
 

@@ -350,6 +350,24 @@ def test_lookup_draft_keeps_the_output(model):
     assert model.generate(prompt, max_tokens=48, temperature=0, lookup_draft=8) == plain
 
 
+def test_draft_model_keeps_the_output(model):
+    prompt = model.apply_chat_template([{"role": "user", "content": "Name three colours."}])
+    plain = model.generate(prompt, max_tokens=24, temperature=0)
+    with minnow.Model(MODEL) as draft, minnow.Session(model) as s:  # the same vocabulary: a valid draft
+        s.set_draft(draft, draft_max=4, draft_p_min=0.0)
+        assert s.generate(prompt, max_tokens=24, temperature=0) == plain
+        s.reset()
+        assert s.generate(prompt, max_tokens=24, temperature=0, lookup_draft=4) == plain
+        with pytest.raises(minnow.InvalidArgumentError, match="draft_max"):
+            s.set_draft(draft, draft_max=0)
+        with minnow.Model(ROOT / "tests" / "reference" / "tiny" / "qwen2.gguf") as other:
+            with pytest.raises(minnow.InvalidArgumentError, match="vocabulary"):
+                s.set_draft(other)
+        s.set_draft(None)
+        s.reset()
+        assert s.generate(prompt, max_tokens=24, temperature=0) == plain
+
+
 EMBED = ROOT / "models" / "all-MiniLM-L6-v2"
 
 

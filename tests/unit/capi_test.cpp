@@ -307,6 +307,30 @@ TEST(CApi, GrammarAndLookupDraftInGeneration) {
   EXPECT_EQ(st2.ids, want);
   q.lookup_draft = -1;
   EXPECT_EQ(minnow_generate(cs2.s, "one", &q, nullptr, nullptr, nullptr), MINNOW_ERR_INVALID_ARGUMENT);
+  // A draft model (the model itself: the same vocabulary) leaves greedy output as it was,
+  // with prompt lookup and alone.
+  {
+    CModel draft(kTiny);
+    CSession cs3(c.m);
+    ASSERT_EQ(minnow_session_set_draft(cs3.s, draft.m, 4, 0.0f), MINNOW_OK) << minnow_last_error();
+    for (int32_t lookup : {0, 6}) {
+      minnow_generate_params g = greedy(24);
+      g.lookup_draft = lookup;
+      Stream st3;
+      ASSERT_EQ(minnow_session_reset(cs3.s), MINNOW_OK);
+      ASSERT_EQ(minnow_generate(cs3.s, "one two three one two three one two", &g, Stream::callback, &st3, nullptr), MINNOW_OK)
+          << minnow_last_error();
+      EXPECT_EQ(st3.ids, want) << "lookup_draft " << lookup;
+    }
+    EXPECT_EQ(minnow_session_set_draft(cs3.s, draft.m, 0, 0.5f), MINNOW_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(minnow_last_error()).find("draft_max"), std::string::npos);
+    EXPECT_EQ(minnow_session_set_draft(cs3.s, draft.m, 4, 1.5f), MINNOW_ERR_INVALID_ARGUMENT);
+    CModel other(kSmol);
+    EXPECT_EQ(minnow_session_set_draft(cs3.s, other.m, 4, 0.5f), MINNOW_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(minnow_last_error()).find("vocabulary"), std::string::npos) << minnow_last_error();
+    EXPECT_EQ(minnow_session_set_draft(cs3.s, nullptr, 0, 0.0f), MINNOW_OK);  // off again
+    EXPECT_EQ(minnow_session_set_draft(nullptr, draft.m, 4, 0.5f), MINNOW_ERR_INVALID_ARGUMENT);
+  }
   // Schemas to grammars.
   size_t n = 0;
   char buf[512];

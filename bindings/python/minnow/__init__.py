@@ -156,6 +156,15 @@ class Session:
         self._s = _minnow.Session(model._m, n_threads, n_ctx, n_batch)
         self.last_result: Optional[GenerateResult] = None
 
+    def set_draft(self, draft: Optional["Model"], draft_max: int = 8, draft_p_min: float = 0.5) -> None:
+        """Speculative decoding with a draft model: draft, a smaller model with the same
+        vocabulary (Qwen2.5-Coder-0.5B for -1.5B), proposes up to draft_max (1..16) tokens per
+        step, stopping at one it gives less than draft_p_min, and this session's model checks
+        them in one pass: the same output, sooner where the draft guesses well. The draft gets
+        a KV cache of its own. With generate's lookup_draft too, prompt lookup proposes first.
+        None turns it off."""
+        self._s.set_draft(None if draft is None else draft._m, draft_max, draft_p_min)
+
     @property
     def n_past(self) -> int:
         """Tokens in the cache."""

@@ -592,6 +592,13 @@ NB_MODULE(_minnow, m) {
       .def("eval", &eval, "tokens"_a)
       .def("eval_all", &eval_all, "tokens"_a)
       .def("generate", &generate, "prompt"_a, "params"_a, "stop"_a, "callback"_a.none())
+      .def(
+          "set_draft",
+          [](Session& self, const Model* draft, int32_t draft_max, float draft_p_min) {
+            ModelRef d = draft != nullptr ? draft->hold() : nullptr;
+            check(self.run([&](minnow_session* s) { return minnow_session_set_draft(s, d.get(), draft_max, draft_p_min); }));
+          },
+          "draft"_a.none(), "draft_max"_a, "draft_p_min"_a)
       // Any thread; the generation stops after its current token.
       .def("cancel", [](Session& self) {
         if (minnow_session* s = self.handle.load()) minnow_session_cancel(s);
