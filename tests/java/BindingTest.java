@@ -70,6 +70,7 @@ public final class BindingTest {
     tests.put("sessions_on_two_threads", BindingTest::sessionsOnTwoThreads);
     tests.put("chat_example_answers_piped_line", BindingTest::chatExample);
     tests.put("embeddings_match_cli", BindingTest::embeddingsMatchCli);
+    tests.put("speculative_keeps_the_output", BindingTest::speculativeKeepsTheOutput);
 
     int passed = 0, failed = 0;
     try (Model m = Model.load(modelPath)) {
@@ -264,6 +265,33 @@ public final class BindingTest {
 
     try (Session s = model.newSession()) {  // the same from token ids
       eq(expected, s.generate(model.tokenize(PROMPT), greedy(16), null).text, "generate(int[])");
+    }
+  }
+
+  // Prompt lookup and a draft model (the model itself: the same vocabulary) leave greedy
+  // output as it was; a draft of another vocabulary is refused.
+  static void speculativeKeepsTheOutput() throws Exception {
+    String prompt = model.applyChatTemplate(true, ChatMessage.user("Repeat exactly: one two three, one two three."));
+    String plain;
+    try (Session s = model.newSession()) {
+      plain = s.generate(prompt, greedy(24), null).text;
+    }
+    try (Model draft = Model.load(modelPath); Session s = model.newSession()) {
+      eq(plain, s.generate(prompt, greedy(24).lookupDraft(8), null).text, "prompt lookup");
+      s.setDraft(draft, 4, 0f);
+      s.reset();
+      eq(plain, s.generate(prompt, greedy(24), null).text, "draft model");
+      s.reset();
+      eq(plain, s.generate(prompt, greedy(24).lookupDraft(4), null).text, "prompt lookup, then the draft model");
+      expect(MinnowException.class, () -> s.setDraft(draft, 0, 0.5f));
+      String tiny = java.nio.file.Paths.get(modelPath).toAbsolutePath().getParent().getParent().resolve("tests/reference/tiny/qwen2.gguf").toString();
+      try (Model other = Model.load(tiny)) {
+        MinnowException e = expect(MinnowException.class, () -> s.setDraft(other, 4, 0.5f));
+        check(e.getMessage().contains("vocabulary"), "the vocabulary is named: " + e.getMessage());
+      }
+      s.setDraft(null, 0, 0f);
+      s.reset();
+      eq(plain, s.generate(prompt, greedy(24), null).text, "draft off again");
     }
   }
 

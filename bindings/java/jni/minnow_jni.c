@@ -411,6 +411,12 @@ JNIEXPORT jlong JNICALL Java_org_minnow_Native_sessionCreate(JNIEnv* env, jclass
   return (jlong)(intptr_t)s;
 }
 
+JNIEXPORT void JNICALL Java_org_minnow_Native_sessionSetDraft(JNIEnv* env, jclass cls, jlong session, jlong draft,
+                                                               jint draft_max, jfloat draft_p_min) {
+  (void)cls;
+  ok(env, minnow_session_set_draft(SESSION(session), draft ? MODEL(draft) : NULL, draft_max, draft_p_min));
+}
+
 JNIEXPORT void JNICALL Java_org_minnow_Native_sessionFree(JNIEnv* env, jclass cls, jlong session) {
   (void)env, (void)cls;
   minnow_session_free(SESSION(session));
@@ -464,14 +470,14 @@ JNIEXPORT void JNICALL Java_org_minnow_Native_generateParamsDefault(JNIEnv* env,
                                                                     jlongArray longs) {
   (void)cls;
   if (!min_length(env, floats, 6, "generateParamsDefault: float[6] needed") ||
-      !min_length(env, longs, 6, "generateParamsDefault: long[6] needed"))
+      !min_length(env, longs, 7, "generateParamsDefault: long[7] needed"))
     return;
   minnow_generate_params p = minnow_generate_params_default();
   jfloat f[6] = {p.temperature, p.top_p, p.min_p, p.repeat_penalty, p.presence_penalty, p.frequency_penalty};
-  jlong l[6] = {p.max_tokens, p.top_k, p.repeat_last_n, (jlong)p.seed, p.stop_at_end_of_generation ? 1 : 0,
-                p.parse_special ? 1 : 0};
+  jlong l[7] = {p.max_tokens, p.top_k, p.repeat_last_n, (jlong)p.seed, p.stop_at_end_of_generation ? 1 : 0,
+                p.parse_special ? 1 : 0, p.lookup_draft};
   (*env)->SetFloatArrayRegion(env, floats, 0, 6, f);
-  (*env)->SetLongArrayRegion(env, longs, 0, 6, l);
+  (*env)->SetLongArrayRegion(env, longs, 0, 7, l);
 }
 
 struct generate_ctx {
@@ -505,7 +511,7 @@ JNIEXPORT void JNICALL Java_org_minnow_Native_generate(JNIEnv* env, jclass cls, 
                                                        jintArray prompt_tokens, jfloatArray floats, jlongArray longs,
                                                        jobjectArray stops, jobject sink, jdoubleArray result) {
   (void)cls;
-  if (!min_length(env, floats, 6, "generate: float[6] needed") || !min_length(env, longs, 6, "generate: long[6] needed") ||
+  if (!min_length(env, floats, 6, "generate: float[6] needed") || !min_length(env, longs, 7, "generate: long[7] needed") ||
       !min_length(env, result, 6, "generate: double[6] needed") || !not_null(env, sink, "generate: sink is null"))
     return;
   if (!prompt && !prompt_tokens) {
@@ -513,9 +519,9 @@ JNIEXPORT void JNICALL Java_org_minnow_Native_generate(JNIEnv* env, jclass cls, 
     return;
   }
   jfloat f[6];
-  jlong l[6];
+  jlong l[7];
   (*env)->GetFloatArrayRegion(env, floats, 0, 6, f);
-  (*env)->GetLongArrayRegion(env, longs, 0, 6, l);
+  (*env)->GetLongArrayRegion(env, longs, 0, 7, l);
   minnow_generate_params p = minnow_generate_params_default();
   p.temperature = f[0];
   p.top_p = f[1];
@@ -529,6 +535,7 @@ JNIEXPORT void JNICALL Java_org_minnow_Native_generate(JNIEnv* env, jclass cls, 
   p.seed = (uint64_t)l[3];
   p.stop_at_end_of_generation = l[4] != 0;
   p.parse_special = l[5] != 0;
+  p.lookup_draft = (int32_t)l[6];
 
   size_t n_stop = 0, n_tokens = 0;
   char** stop = stops ? copy_string_array(env, stops, &n_stop) : NULL;

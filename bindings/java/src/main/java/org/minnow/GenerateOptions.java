@@ -13,14 +13,15 @@ import java.util.List;
 public final class GenerateOptions {
   // Laid out as Native.generate takes them.
   private static final float[] DEFAULT_FLOATS = new float[6];
-  private static final long[] DEFAULT_LONGS = new long[6];
+  private static final long[] DEFAULT_LONGS = new long[7];
 
   static {
     Native.generateParamsDefault(DEFAULT_FLOATS, DEFAULT_LONGS);
   }
 
   final float[] floats = DEFAULT_FLOATS.clone();  // temperature, top_p, min_p, repeat, presence, frequency
-  final long[] longs = DEFAULT_LONGS.clone();     // max_tokens, top_k, repeat_last_n, seed, stop_at_eog, parse_special
+  // max_tokens, top_k, repeat_last_n, seed, stop_at_eog, parse_special, lookup_draft
+  final long[] longs = DEFAULT_LONGS.clone();
   private final List<String> stop = new ArrayList<>();
 
   public GenerateOptions maxTokens(int n) { longs[0] = n; return this; }
@@ -43,6 +44,11 @@ public final class GenerateOptions {
   public GenerateOptions stopAtEndOfGeneration(boolean on) { longs[4] = on ? 1 : 0; return this; }
   /** Default true: control-token text in a text prompt becomes that token. */
   public GenerateOptions parseSpecial(boolean on) { longs[5] = on ? 1 : 0; return this; }
+  /**
+   * Speculative decoding by prompt lookup: up to n (0..64) proposed tokens copied from the
+   * context checked per pass; the output is unchanged. Default 0: off.
+   */
+  public GenerateOptions lookupDraft(int n) { longs[6] = n; return this; }
 
   /** Replaces the stop strings: generation ends before the first of them appears (it is not streamed). */
   public GenerateOptions stop(String... strings) {
@@ -65,6 +71,7 @@ public final class GenerateOptions {
   public float minP() { return floats[2]; }
   public float repeatPenalty() { return floats[3]; }
   public long seed() { return longs[3]; }
+  public int lookupDraft() { return (int) longs[6]; }
   public List<String> stop() { return Collections.unmodifiableList(stop); }
 
   byte[][] stopBytes() {

@@ -37,6 +37,7 @@ final class Native {
 
   static native long sessionCreate(long model, int nThreads, int nCtx, int nBatch);
   static native void sessionFree(long session);
+  static native void sessionSetDraft(long session, long draft, int draftMax, float draftPMin);
   static native void sessionReset(long session);
   static native int sessionNPast(long session);
   static native int sessionNCtx(long session);

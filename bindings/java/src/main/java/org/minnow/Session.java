@@ -85,6 +85,29 @@ public final class Session implements AutoCloseable {
     }
   }
 
+  /**
+   * Speculative decoding with a draft model: draft, a smaller model with the same vocabulary
+   * (Qwen2.5-Coder-0.5B for -1.5B), proposes up to draftMax (1..16) tokens per step, stopping at
+   * one it gives less than draftPMin (0..1; 0.5 suits most pairs), and this session's model
+   * checks them in one pass: the same output, sooner where the draft guesses well. The draft
+   * gets a KV cache of its own and stays usable after draft is closed. With
+   * {@link GenerateOptions#lookupDraft} too, prompt lookup proposes first. null: off.
+   * A draft of another vocabulary throws MinnowException.
+   */
+  public synchronized void setDraft(Model draft, int draftMax, float draftPMin) {
+    long h = live();
+    if (draft == null) {
+      Native.sessionSetDraft(h, 0, 0, 0);
+      return;
+    }
+    long d = draft.acquire();
+    try {
+      Native.sessionSetDraft(h, d, draftMax, draftPMin);
+    } finally {
+      draft.release();
+    }
+  }
+
   /** Forgets the conversation: the next generation starts from an empty cache. */
   public synchronized void reset() {
     Native.sessionReset(live());
