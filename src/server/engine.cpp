@@ -62,6 +62,7 @@ struct Engine::Slot {
   bool decoding = false;
   std::optional<DraftLength> draft_length;  // speculating: adapts to what is accepted
   bool draft_by_model = false;              // the draft model proposes, not prompt lookup
+  int lookup_first = 0;                     // with the draft model: prompt lookup's tokens, tried first
   std::vector<int32_t> draft;               // tokens proposed after `next` this step
   uint64_t last_used = 0;
 };
@@ -218,7 +219,8 @@ void Engine::admit() {
     const int lookup = job->request_.lookup_draft >= 0 ? job->request_.lookup_draft : o_.lookup_draft;
     s.draft_length.reset();
     s.draft_by_model = drafter_ && job->request_.lookup_draft < 0;
-    if (s.draft_by_model) s.draft_length.emplace(o_.draft_max);
+    s.lookup_first = s.draft_by_model ? std::min(o_.lookup_draft, kMaxLookupDraft) : 0;
+    if (s.draft_by_model) s.draft_length.emplace(std::max(o_.draft_max, s.lookup_first));
     else if (lookup > 0 && net_) s.draft_length.emplace(std::min(lookup, kMaxLookupDraft));
     s.last_used = ++admissions_;
     stats_.prompt_tokens += prompt.size();
@@ -369,7 +371,8 @@ bool Engine::step() {
 }
 
 // Proposals for the decoding slots that speculate, each continuing the slot's tokens and
-// its sampled `next`: by prompt lookup, or by the draft model for all such slots at once.
+// its sampled `next`: by prompt lookup, or by the draft model for all such slots at once
+// (where lookup finds nothing, when both are on).
 void Engine::propose_drafts() {
   int draft_rows = max_batch_ / 2;
   asks_.clear();
@@ -385,8 +388,9 @@ void Engine::propose_drafts() {
     draft_rows -= room;
     s.cached.push_back(s.next);  // the context the proposal continues (taken off below)
     extended_.push_back(&s);
-    if (s.draft_by_model) asks_.push_back({static_cast<int>(i), s.cached, room, &s.draft});
-    else propose_by_lookup(s.cached, room, s.draft);
+    // Prompt lookup first where it is on (it costs nothing), the draft model where it finds nothing.
+    if (!s.draft_by_model || s.lookup_first > 0) propose_by_lookup(s.cached, s.draft_by_model ? std::min(room, s.lookup_first) : room, s.draft);
+    if (s.draft_by_model && s.draft.empty()) asks_.push_back({static_cast<int>(i), s.cached, std::min(room, o_.draft_max), &s.draft});
   }
   if (!asks_.empty()) drafter_->propose(asks_, o_.draft_min_p);
   for (Slot* s : extended_) s->cached.pop_back();

@@ -48,7 +48,8 @@ struct EngineOptions {
   int lookup_draft = 0;
   // Speculative decoding with a draft model (same vocabulary, not owned; null: none) for
   // requests that do not choose: each slot keeps a draft cache, and the draft model
-  // proposes for every decoding slot in batched passes. The CPU backend only.
+  // proposes for every decoding slot in batched passes. The CPU backend only. With
+  // lookup_draft too, prompt lookup proposes first and the draft model where it finds nothing.
   const Model* draft_model = nullptr;
   int draft_max = 8;
   float draft_min_p = 0.5f;  // as GenerateOptions::draft_min_p

@@ -162,4 +162,13 @@ TEST(ServerEngine, DraftModelKeepsEveryOutput) {
   EXPECT_EQ(drain(*e.submit(off)).text, plain[0]);
   wait_idle(e);
   EXPECT_EQ(e.stats().drafted_tokens, greedy_st.drafted_tokens);
+  // Prompt lookup first, the draft model where it finds nothing: the same outputs.
+  o.lookup_draft = 4;
+  Engine both(tiny(), o);
+  jobs.clear();
+  for (int i = 0; i < 6; ++i) jobs.push_back(both.submit(request(i)));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(drain(*jobs[static_cast<size_t>(i)]).text, plain[static_cast<size_t>(i)]) << "request " << i << ", lookup then model";
+  wait_idle(both);
+  EXPECT_GT(both.stats().drafted_tokens, 30u);
 }

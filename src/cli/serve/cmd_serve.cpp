@@ -57,7 +57,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--prefill-chunk", s.engine.prefill_chunk, "Prompt tokens per step while other requests generate")
       ->capture_default_str()
       ->check(CLI::Range(1, 512));
-  auto* lookup = cmd->add_option("--lookup-draft", s.engine.lookup_draft,
+  cmd->add_option("--lookup-draft", s.engine.lookup_draft,
                   "Speculative decoding by prompt lookup: up to N tokens copied from the context checked per step, "
                   "the output unchanged (requests may set \"lookup_draft\"; CPU backend; 0: off)")
       ->capture_default_str()
@@ -65,8 +65,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--draft", o->draft,
                   "Speculative decoding with a draft model for every request: a smaller model with the same vocabulary "
                   "(e.g. Qwen2.5-Coder-0.5B for -1.5B), the output unchanged (a request's \"lookup_draft\" overrides it; "
-                  "CPU backend)")
-      ->excludes(lookup);
+                  "with --lookup-draft, prompt lookup proposes first and the draft model where it finds nothing; CPU backend)");
   cmd->add_option("--draft-max", s.engine.draft_max, "Most tokens the draft model proposes per step")
       ->capture_default_str()
       ->check(CLI::Range(1, server::kMaxLookupDraft));
