@@ -41,6 +41,7 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
     "matvec_wide_${lower}_nosg matvec.comp TYPE_${type} WIDE" "matvec_glu_wide_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU WIDE"
     "matvec_glu_wide_${lower}_nosg matvec.comp TYPE_${type} GLU WIDE" "matmul_${lower} matmul.comp TYPE_${type}"
     "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW" "matmul_coop_${lower} matmul_coop.comp TYPE_${type}"
+    "matmul_coop_wide_${lower} matmul_coop.comp TYPE_${type} WIDE_STORES"
     "matvec_lanes_${lower} matvec_lanes.comp TYPE_${type} SUBGROUPS" "matvec_lanes_${lower}_nosg matvec_lanes.comp TYPE_${type}"
     "matvec_lanes_glu_${lower} matvec_lanes.comp TYPE_${type} SUBGROUPS GLU"
     "matvec_lanes_glu_${lower}_nosg matvec_lanes.comp TYPE_${type} GLU")

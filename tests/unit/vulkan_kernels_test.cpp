@@ -165,9 +165,12 @@ TEST(VulkanKernels, MatmulOnTensorCores) {
     const bool k = test_util::is_k_quant(t);
     // An odd number of units (the last step half empty), tiles of 64 rows and tokens cut.
     const std::vector<int64_t> widths = k ? std::vector<int64_t>{256, 2304} : std::vector<int64_t>{32, 96, 2080};
-    for (int64_t cols : widths)
-      for (int64_t rows : {1, 67, 130})
-        for (int64_t n_tokens : {4, 17, 64, 130}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng, rows == 67);
+    for (bool wide : {false, true}) {  // halves staged one at a time, and 8 at a time
+      ops.use_coop_wide_stores(wide);
+      for (int64_t cols : widths)
+        for (int64_t rows : {1, 67, 130})
+          for (int64_t n_tokens : {4, 17, 64, 130}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng, rows == 67);
+    }
   }
 }
 

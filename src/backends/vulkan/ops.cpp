@@ -56,6 +56,7 @@ bool matmul_supported(DType t) { return kernel_type(t) != nullptr; }
 Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), coopmat_(false), lanes_(false) {
   const char* env = std::getenv("MINNOW_VULKAN_COOPMAT");
   use_coopmat(env == nullptr || std::strcmp(env, "0") != 0);
+  coop_wide_stores_ = env != nullptr && std::strcmp(env, "wide") == 0;
   const char* mv = std::getenv("MINNOW_VULKAN_MATVEC");
   use_lane_matvec(mv != nullptr && std::strcmp(mv, "lanes") == 0);
 }
@@ -132,7 +133,8 @@ void Ops::matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Out
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
   if (coopmat_) {  // 64 rows x 64 tokens on the tensor cores
-    product(s, std::string("matmul_coop_") + kernel_type(w.type), w, x, out, n_tokens, 64, 64, bias, flags);
+    product(s, std::string(coop_wide_stores_ ? "matmul_coop_wide_" : "matmul_coop_") + kernel_type(w.type), w, x, out, n_tokens,
+            64, 64, bias, flags);
     return;
   }
   // Tiles of 64 rows x 32 tokens, or x 16 where that gives too few workgroups to fill a

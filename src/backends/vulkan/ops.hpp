@@ -47,6 +47,8 @@ class Ops {
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
   void use_coopmat(bool on) { coopmat_ = on && dev_.info().nv_cooperative_matrix; }
   bool coopmat() const { return coopmat_; }
+  // The tensor-core matmul staging halves 8 at a time (MINNOW_VULKAN_COOPMAT=wide).
+  void use_coop_wide_stores(bool on) { coop_wide_stores_ = on; }
 
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
@@ -138,7 +140,7 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, lanes_;
+  bool subgroups_, coopmat_, lanes_, coop_wide_stores_ = false;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
