@@ -159,8 +159,8 @@ void register_onnx(CLI::App& app) {
       std::sort(ops.rbegin(), ops.rend());
       const int runs = session->runs();
       for (auto& [t, op] : ops) std::printf("  %-22s %9.3f  %5.1f%%\n", op.c_str(), t / runs, 100 * t / std::max(total, 1e-9));
-      std::printf("slowest nodes:\n");
-      for (size_t i = 0; i < std::min<size_t>(15, times.size()); ++i)
+      std::printf("every node, slowest first:\n");
+      for (size_t i = 0; i < times.size(); ++i)
         std::printf("  %-40s %-18s %9.3f  -> %s\n", times[i].node.c_str(), times[i].op_type.c_str(), times[i].ms / runs,
                     times[i].output_shape.c_str());
     }

@@ -60,6 +60,20 @@ using DepthwiseRowFn = void (*)(const float* x, int64_t ldx, const float* w, int
                                 int64_t n, const Epilogue& e);
 void depthwise_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                        const Epilogue& e);
+// The same for 8 channels at once over a channel-interleaved padded input (lane l of
+// every pixel is channel l): y[o * 8 + l] = epilogue(sum over i < kh, j < kw of
+// w[(i * kw + j) * 8 + l] * x[(i * ldx + o * stride + j) * 8 + l]) with the epilogue's row l,
+// for o < n; ldx counts pixels. Taps summed in depthwise_row's order, so its numbers.
+using Depthwise8RowFn = void (*)(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y,
+                                 int64_t n, const Epilogue& e);
+void depthwise8_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                        const Epilogue& e);
+// Planes <-> the interleaved layout: dst[p * 8 + l] = src[l * ld + p] for p < n, lanes
+// l < `lanes` (1..8; the others 0), and back for the first `lanes` planes.
+using Interleave8Fn = void (*)(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
+using Deinterleave8Fn = void (*)(const float* src, int lanes, int64_t n, float* dst, int64_t ld);
+void interleave8_ref(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
+void deinterleave8_ref(const float* src, int lanes, int64_t n, float* dst, int64_t ld);
 // y[i] += a * x[i * stride] for i < n (stride 1 or 2): a depthwise convolution's tap on a row.
 using AxpyStridedFn = void (*)(float a, const float* x, int64_t stride, float* y, int64_t n);
 void axpy_strided_ref(float a, const float* x, int64_t stride, float* y, int64_t n);
@@ -104,6 +118,9 @@ struct KernelTable {
   SgemmRowsFn sgemm_rows;
   AxpyStridedFn axpy_strided;
   DepthwiseRowFn depthwise_row;
+  Depthwise8RowFn depthwise8_row;
+  Interleave8Fn interleave8;
+  Deinterleave8Fn deinterleave8;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)
   DotRowFn f16;
   // Fused f32 kernels (dot_row) for these types when they are not packed (GGUF loading

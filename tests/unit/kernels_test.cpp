@@ -442,6 +442,42 @@ TEST(Kernels, AxpyStridedMatchesReference) {
       }
 }
 
+TEST(Kernels, InterleavedDepthwiseMatchesReference) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const kernels::KernelTable* t : kernels::simd_kernels())
+    for (int stride : {1, 2, 3})
+      for (int k : {1, 3, 5})
+        for (int64_t n : {1, 3, 4, 5, 8, 17, 56}) {
+          const int64_t ldx = n * stride + k + 3;
+          std::vector<float> x(ldx * k * 8), w(k * k * 8), want(n * 8), got(n * 8), bias(8);
+          for (auto& v : x) v = u(rng);
+          for (auto& v : w) v = u(rng);
+          for (auto& v : bias) v = u(rng);
+          kernels::Epilogue e;
+          if (n % 2) e.bias = bias.data(), e.hard_swish = true, e.scale = 0.5f, e.shift = 0.1f;
+          else e.lo = -0.5f, e.hi = 0.75f;
+          kernels::depthwise8_row_ref(x.data(), ldx, w.data(), k, k, stride, want.data(), n, e);
+          t->depthwise8_row(x.data(), ldx, w.data(), k, k, stride, got.data(), n, e);
+          for (int64_t i = 0; i < n * 8; ++i)  // the same multiply-add chains: the same numbers
+            ASSERT_EQ(got[i], want[i]) << t->name << " stride " << stride << " k " << k << " n " << n << " @" << i;
+        }
+  for (const kernels::KernelTable* t : kernels::simd_kernels())
+    for (int lanes : {1, 5, 8})
+      for (int64_t n : {1, 7, 8, 9, 49, 64}) {
+        const int64_t ld = n + 3;
+        std::vector<float> planes(8 * ld), want(n * 8), got(n * 8, -1.0f), back(8 * ld, 0.0f);
+        for (auto& v : planes) v = u(rng);
+        kernels::interleave8_ref(planes.data(), ld, lanes, n, want.data());
+        t->interleave8(planes.data(), ld, lanes, n, got.data());
+        ASSERT_EQ(got, want) << t->name << " lanes " << lanes << " n " << n;
+        t->deinterleave8(got.data(), lanes, n, back.data(), ld);
+        for (int l = 0; l < 8; ++l)
+          for (int64_t p = 0; p < n; ++p)
+            ASSERT_EQ(back[l * ld + p], l < lanes ? planes[l * ld + p] : 0.0f) << t->name << " lanes " << lanes << " n " << n;
+      }
+}
+
 TEST(Kernels, DepthwiseRowMatchesReference) {
   std::mt19937 rng(13);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);

@@ -176,11 +176,17 @@ TEST(Onnx, ConvMatchesDefinition) {
   const Case cases[] = {{3, 4, 6, 2, 7, 9, 3, 3, 2, 1, 1, 2, 1, 0, 2, 1},
                         {2, 3, 40, 1, 5, 40, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
                         {1, 2, 3, 1, 11, 6, 5, 2, 3, 2, 1, 1, 2, 0, 0, 3},
-                        // depthwise: narrow planes (one wide row), wide ones (row by row), strides
+                        // depthwise, 8 channels at a time: strides, windows, a partial group of
+                        // channels, several bands of rows; wide planes at stride 1 row by row;
+                        // dilated ones tap by tap
                         {2, 6, 6, 6, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
                         {1, 4, 4, 4, 5, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
                         {1, 3, 3, 3, 6, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
                         {1, 2, 2, 2, 9, 50, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0},
+                        {2, 11, 11, 11, 70, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+                        {1, 9, 9, 9, 12, 13, 3, 5, 1, 2, 1, 1, 0, 2, 2, 1},
+                        {1, 5, 5, 5, 8, 60, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+                        {1, 4, 4, 4, 9, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},
                         // pointwise on a small image: filters split into row blocks
                         {2, 8, 64, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}};
   for (const Case& k : cases) {

@@ -1,4 +1,4 @@
-// The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row) with
+// The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row, depthwise8_row) with
 // baseline NEON: register tiles of 8 rows x 2 vectors of 4 columns (16 sums of the 32
 // registers), each A value multiplied by lane, in the shared loop nest
 // (kernels/sgemm_blocking.hpp). Sums are the same fused multiply-add chains in k order as
@@ -141,12 +141,36 @@ void depthwise_row_neon(const float* x, int64_t ldx, const float* w, int kh, int
   }
 }
 
+// Eight channels per pixel as two vectors, one fused multiply-add per tap and half, in
+// the reference's (i, j) order; the bias is per lane.
+void depthwise8_row_neon(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                         const Epilogue& e) {
+  Epilogue rest = e;
+  rest.bias = nullptr;
+  const EpilogueNeon ep(rest);
+  const float32x4_t b0 = e.bias ? vld1q_f32(e.bias) : vdupq_n_f32(0.0f), b1 = e.bias ? vld1q_f32(e.bias + 4) : b0;
+  for (int64_t o = 0; o < n; ++o) {
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0;
+    for (int i = 0; i < kh; ++i)
+      for (int j = 0; j < kw; ++j) {
+        const float* p = x + (i * ldx + o * stride + j) * 8;
+        const float* wt = w + (i * kw + j) * 8;
+        a0 = vfmaq_f32(a0, vld1q_f32(wt), vld1q_f32(p));
+        a1 = vfmaq_f32(a1, vld1q_f32(wt + 4), vld1q_f32(p + 4));
+      }
+    if (e.bias) a0 = vaddq_f32(a0, b0), a1 = vaddq_f32(a1, b1);
+    vst1q_f32(y + o * 8, ep(a0, 0));
+    vst1q_f32(y + o * 8 + 4, ep(a1, 0));
+  }
+}
+
 }  // namespace
 
 void set_neon_convolution(KernelTable& t) {
   t.sgemm = sgemm_neon;
   t.sgemm_rows = sgemm_rows_neon;
   t.depthwise_row = depthwise_row_neon;
+  t.depthwise8_row = depthwise8_row_neon;
 }
 
 }  // namespace minnow::kernels

@@ -39,4 +39,25 @@ void depthwise_row_ref(const float* x, int64_t ldx, const float* w, int kh, int 
   }
 }
 
+void depthwise8_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                        const Epilogue& e) {
+  for (int64_t o = 0; o < n; ++o)
+    for (int l = 0; l < 8; ++l) {
+      float acc = 0;
+      for (int i = 0; i < kh; ++i)
+        for (int j = 0; j < kw; ++j) acc = std::fma(w[(i * kw + j) * 8 + l], x[(i * ldx + o * stride + j) * 8 + l], acc);
+      y[o * 8 + l] = apply_epilogue(acc, e, l);
+    }
+}
+
+void interleave8_ref(const float* src, int64_t ld, int lanes, int64_t n, float* dst) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int l = 0; l < 8; ++l) dst[p * 8 + l] = l < lanes ? src[l * ld + p] : 0.0f;
+}
+
+void deinterleave8_ref(const float* src, int lanes, int64_t n, float* dst, int64_t ld) {
+  for (int l = 0; l < lanes; ++l)
+    for (int64_t p = 0; p < n; ++p) dst[l * ld + p] = src[p * 8 + l];
+}
+
 }  // namespace minnow::kernels

@@ -343,6 +343,10 @@ void sgemm_rows_avx512(const float* a, int64_t lda, const float* const* b, float
 void axpy_strided_avx2(float a, const float* x, int64_t stride, float* y, int64_t n);
 void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                         const Epilogue& e);
+void depthwise8_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
+                         const Epilogue& e);  // depthwise8_avx2.cpp
+void interleave8_avx2(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
+void deinterleave8_avx2(const float* src, int lanes, int64_t n, float* dst, int64_t ld);
 
 const KernelTable& avx2_kernels() {
   static const KernelTable t{.name = "avx2",
@@ -352,6 +356,9 @@ const KernelTable& avx2_kernels() {
                              .sgemm_rows = sgemm_rows_avx2,
                              .axpy_strided = axpy_strided_avx2,
                              .depthwise_row = depthwise_row_avx2,
+                             .depthwise8_row = depthwise8_row_avx2,
+                             .interleave8 = interleave8_avx2,
+                             .deinterleave8 = deinterleave8_avx2,
                              .f16 = dot_f16_avx2,
                              .q5_0_row = dot_q5_0_row_avx2,
                              .q5_1_row = dot_q5_1_row_avx2,
