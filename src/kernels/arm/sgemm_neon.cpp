@@ -1,4 +1,5 @@
-// The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row, depthwise8_row) with
+// The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row, depthwise8_row,
+// interleave8, deinterleave8) with
 // baseline NEON: register tiles of 8 rows x 2 vectors of 4 columns (16 sums of the 32
 // registers), each A value multiplied by lane, in the shared loop nest
 // (kernels/sgemm_blocking.hpp). Sums are the same fused multiply-add chains in k order as
@@ -164,6 +165,46 @@ void depthwise8_row_neon(const float* x, int64_t ldx, const float* w, int kh, in
   }
 }
 
+// Transposes r[0..3] in place (row i, lane j -> row j, lane i).
+inline void transpose4(float32x4_t r[4]) {
+  const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
+  const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
+  auto d = [](float32x4_t v) { return vreinterpretq_f64_f32(v); };
+  r[0] = vreinterpretq_f32_f64(vtrn1q_f64(d(t0), d(t2)));
+  r[1] = vreinterpretq_f32_f64(vtrn1q_f64(d(t1), d(t3)));
+  r[2] = vreinterpretq_f32_f64(vtrn2q_f64(d(t0), d(t2)));
+  r[3] = vreinterpretq_f32_f64(vtrn2q_f64(d(t1), d(t3)));
+}
+
+// Planes <-> 8 interleaved channels by 4 x 4 transposes, 4 pixels at a time.
+void interleave8_neon(const float* src, int64_t ld, int lanes, int64_t n, float* dst) {
+  int64_t p = 0;
+  if (lanes == 8) {
+    for (; p + 4 <= n; p += 4)
+      for (int h = 0; h < 2; ++h) {
+        float32x4_t r[4];
+        for (int l = 0; l < 4; ++l) r[l] = vld1q_f32(src + (h * 4 + l) * ld + p);
+        transpose4(r);
+        for (int i = 0; i < 4; ++i) vst1q_f32(dst + (p + i) * 8 + h * 4, r[i]);
+      }
+  }
+  interleave8_ref(src + p, ld, lanes, n - p, dst + p * 8);
+}
+
+void deinterleave8_neon(const float* src, int lanes, int64_t n, float* dst, int64_t ld) {
+  int64_t p = 0;
+  if (lanes == 8) {
+    for (; p + 4 <= n; p += 4)
+      for (int h = 0; h < 2; ++h) {
+        float32x4_t r[4];
+        for (int i = 0; i < 4; ++i) r[i] = vld1q_f32(src + (p + i) * 8 + h * 4);
+        transpose4(r);
+        for (int l = 0; l < 4; ++l) vst1q_f32(dst + (h * 4 + l) * ld + p, r[l]);
+      }
+  }
+  deinterleave8_ref(src + p * 8, lanes, n - p, dst + p, ld);
+}
+
 }  // namespace
 
 void set_neon_convolution(KernelTable& t) {
@@ -171,6 +212,8 @@ void set_neon_convolution(KernelTable& t) {
   t.sgemm_rows = sgemm_rows_neon;
   t.depthwise_row = depthwise_row_neon;
   t.depthwise8_row = depthwise8_row_neon;
+  t.interleave8 = interleave8_neon;
+  t.deinterleave8 = deinterleave8_neon;
 }
 
 }  // namespace minnow::kernels
