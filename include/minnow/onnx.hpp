@@ -50,6 +50,9 @@ class MINNOW_API Tensor {
   // session that runs again with the same shapes allocates nothing. Contents are unspecified.
   void resize(DataType type, std::vector<int64_t> shape);
   std::string shape_string() const;  // "[1,3,224,224]"
+  // Exchanges buffers (not types or shapes) with another tensor: how a session passes the
+  // memory of tensors it no longer needs on to the next ones.
+  void swap_buffer(Tensor& other) noexcept { buf_.swap(other.buf_); }
 
   template <class T>
   static constexpr DataType type_of();

@@ -1,5 +1,8 @@
 // Interpreter (a parsed, checked graph) and Session (an optimized copy bound to input
-// shapes, with a value table that keeps every tensor's buffer between runs).
+// shapes, with a value table whose buffers are kept between runs). Intermediate tensors
+// share a pool of buffers: a tensor takes the buffer freed last (still in cache) before
+// its node runs and gives it back after its last reader, so the live set, not the whole
+// graph, stays in memory (MobileNetV2: every layer wrote to memory no cache held).
 #include <chrono>
 
 #include "base/error.hpp"
@@ -18,12 +21,43 @@ struct Session::Impl {
   std::vector<const Tensor*> readable;   // by value id: the constant or &values[id]
   std::vector<std::vector<const Tensor*>> node_in;
   std::vector<std::vector<Tensor*>> node_out;
+  std::vector<std::vector<Tensor*>> node_takes;     // by node: its outputs that take a pooled buffer
+  std::vector<std::vector<Tensor*>> node_releases;  // by node: tensors it is the last reader of
+  std::vector<Tensor> spare;                        // the pool: buffers of tensors no longer needed
   std::unique_ptr<ThreadPool> pool;
   OpContext ctx;
   bool profile = false;
   std::vector<NodeTime> times;
   int runs = 0;
 };
+
+namespace {
+
+// Which outputs take a pooled buffer and where each gives it back: every node output that
+// is neither a graph output nor a graph input, freed after its last reader (or at once
+// when nothing reads it).
+void plan_buffers(Session::Impl& s) {
+  const Graph& g = s.g;
+  std::vector<char> kept(g.names.size(), 0);
+  for (int id : g.output_ids) kept[static_cast<size_t>(id)] = 1;
+  for (int id : g.input_ids) kept[static_cast<size_t>(id)] = 1;
+  std::vector<int64_t> last(g.names.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int id : g.nodes[i].inputs)
+      if (id >= 0) last[static_cast<size_t>(id)] = static_cast<int64_t>(i);
+  s.node_takes.assign(g.nodes.size(), {});
+  s.node_releases.assign(g.nodes.size(), {});
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int id : g.nodes[i].outputs) {
+      if (id < 0 || kept[static_cast<size_t>(id)] || g.constants.count(id)) continue;
+      Tensor* t = &s.values[static_cast<size_t>(id)];
+      s.node_takes[i].push_back(t);
+      const int64_t end = std::max(last[static_cast<size_t>(id)], static_cast<int64_t>(i));
+      s.node_releases[static_cast<size_t>(end)].push_back(t);
+    }
+}
+
+}  // namespace
 
 Interpreter::Interpreter(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)) {}
 Interpreter::~Interpreter() = default;
@@ -95,6 +129,7 @@ std::unique_ptr<Session> Interpreter::create_session(const std::map<std::string,
     impl->node_out.push_back(std::move(out));
     impl->times.push_back({n.name, n.op_type, 0, ""});
   }
+  plan_buffers(*impl);
   impl->pool = std::make_unique<ThreadPool>(options.n_threads);
   impl->ctx.pool = impl->pool.get();
   impl->profile = options.profile;
@@ -118,11 +153,17 @@ void Session::run() {
   for (size_t i = 0; i < s.g.nodes.size(); ++i) {
     const Node& n = s.g.nodes[i];
     auto t0 = std::chrono::steady_clock::now();
+    for (Tensor* t : s.node_takes[i])
+      if (!s.spare.empty()) {
+        t->swap_buffer(s.spare.back());
+        s.spare.pop_back();
+      }
     find_op(n.op_type)(n, s.node_in[i], s.node_out[i], s.ctx);
     if (s.profile) {
       s.times[i].ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (!s.node_out[i].empty() && s.node_out[i][0]) s.times[i].output_shape = s.node_out[i][0]->shape_string();
     }
+    for (Tensor* t : s.node_releases[i]) s.spare.emplace_back().swap_buffer(*t);
   }
   ++s.runs;
 }

@@ -50,6 +50,30 @@ TEST(Onnx, RunsAHandMadeGraph) {
   EXPECT_FLOAT_EQ(s->output("z").data<float>()[2], 4.0f);
 }
 
+TEST(Onnx, PooledBuffersKeepEveryLiveTensor) {
+  // a is read again after b and c were made (a skip connection); b feeds a second graph
+  // output through e; nothing reads the middle output m2. With buffers passed on from
+  // tensors no longer needed, every value must still be its own, run after run.
+  Msg g;
+  g.m(1, node("Mul", {"x", "two"}, {"a"})).m(1, node("Neg", {"a"}, {"b"})).m(1, node("Abs", {"b"}, {"c"}));
+  g.m(1, node("Relu", {"c"}, {"m2"})).m(1, node("Add", {"a", "c"}, {"d"})).m(1, node("Neg", {"d"}, {"y"}));
+  g.m(1, node("Mul", {"b", "two"}, {"e"}));
+  g.m(5, float_tensor("two", {}, {2.0f})).m(11, value_info("x", {4}));
+  g.m(12, value_info("y", {4})).m(12, value_info("e", {4}));
+  auto s = Interpreter::from_bytes(model(g))->create_session({}, {.n_threads = 1, .optimize = false});
+  for (int run = 0; run < 3; ++run) {
+    const float x[4] = {-1.5f, 0.0f, 2.0f + run, 3.25f};
+    std::copy(x, x + 4, s->input("x").data<float>());
+    s->run();
+    for (int i = 0; i < 4; ++i) {
+      const float a = 2 * x[i], b = -a, c = std::fabs(b);
+      EXPECT_EQ(s->output("y").data<float>()[i], -(a + c)) << run << " " << i;
+      EXPECT_EQ(s->output("e").data<float>()[i], 2 * b) << run << " " << i;
+      EXPECT_EQ(s->input("x").data<float>()[i], x[i]) << run << " " << i;
+    }
+  }
+}
+
 TEST(Onnx, FoldsConstantsAndBatchNormIntoConv) {
   // y = BN(Conv(x, W + 0)) with the weight computed by an Add of constants.
   Msg g;
