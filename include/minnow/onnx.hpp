@@ -33,6 +33,12 @@ class MINNOW_API Tensor {
  public:
   Tensor() = default;
   Tensor(DataType type, std::vector<int64_t> shape);  // zero-filled
+  // Copies take the values only (a buffer may be larger than its tensor), into the
+  // buffer this tensor already has when it is large enough.
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
 
   DataType dtype() const { return type_; }
   const std::vector<int64_t>& shape() const { return shape_; }

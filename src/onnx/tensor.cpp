@@ -33,6 +33,19 @@ Tensor::Tensor(DataType type, std::vector<int64_t> shape) {
   std::memset(buf_.data(), 0, buf_.size() * sizeof(uint64_t));
 }
 
+Tensor::Tensor(const Tensor& other) { *this = other; }
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this == &other) return *this;
+  type_ = other.type_;
+  shape_ = other.shape_;
+  size_ = other.size_;
+  const size_t words = std::max<size_t>(1, (other.bytes() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+  if (buf_.size() < words) buf_.resize(words);
+  std::copy_n(other.buf_.begin(), std::min(words, other.buf_.size()), buf_.begin());
+  return *this;
+}
+
 void Tensor::resize(DataType type, std::vector<int64_t> shape) {
   if (dtype_size(type) == 0) throw Error("onnx: tensor of an unsupported element type");
   int64_t n = 1;

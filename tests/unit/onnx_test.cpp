@@ -74,6 +74,19 @@ TEST(Onnx, PooledBuffersKeepEveryLiveTensor) {
   }
 }
 
+TEST(Onnx, TensorCopiesTakeTheValuesOnly) {
+  Tensor big(DataType::Float, {1000});
+  big.resize(DataType::Int8, {3});  // the buffer stays 4000 bytes
+  big.data<int8_t>()[0] = 5, big.data<int8_t>()[2] = -7;
+  Tensor copy = big, assigned(DataType::Float, {2000});
+  assigned = big;
+  for (const Tensor* t : {&copy, &assigned}) {
+    ASSERT_EQ(t->shape(), (std::vector<int64_t>{3}));
+    EXPECT_EQ(t->data<int8_t>()[0], 5);
+    EXPECT_EQ(t->data<int8_t>()[2], -7);
+  }
+}
+
 TEST(Onnx, FoldsConstantsAndBatchNormIntoConv) {
   // y = BN(Conv(x, W + 0)) with the weight computed by an Add of constants.
   Msg g;

@@ -18,11 +18,10 @@ using Out = std::span<Tensor* const>;
 const uint8_t* bytes_of(const Tensor& t) { return static_cast<const uint8_t*>(t.raw()); }
 uint8_t* bytes_of(Tensor& t) { return static_cast<uint8_t*>(t.raw()); }
 
-Tensor copy_with_shape(const Tensor& x, std::vector<int64_t> shape) {
-  Tensor y;
+// y = x's values under another shape, in y's own buffer.
+void copy_with_shape(const Tensor& x, std::vector<int64_t> shape, Tensor& y) {
   y.resize(x.dtype(), std::move(shape));
   if (x.bytes()) std::memcpy(y.raw(), x.raw(), x.bytes());
-  return y;
 }
 
 int64_t product(const std::vector<int64_t>& s, size_t from = 0, size_t to = SIZE_MAX) {
@@ -56,7 +55,7 @@ void run_reshape(const Node& n, In in, Out out, OpContext&) {
     shape[infer] = x.size() / known;
   }
   if (product(shape) != x.size()) n.fail("cannot reshape " + x.shape_string() + " to " + std::to_string(product(shape)) + " elements");
-  *out[0] = copy_with_shape(x, shape);
+  copy_with_shape(x, shape, *out[0]);
 }
 
 void run_flatten(const Node& n, In in, Out out, OpContext&) {
@@ -64,7 +63,7 @@ void run_flatten(const Node& n, In in, Out out, OpContext&) {
   int64_t axis = n.get_int("axis", 1);
   if (axis < 0) axis += x.rank();
   if (axis < 0 || axis > x.rank()) n.fail("axis out of range");
-  *out[0] = copy_with_shape(x, {product(x.shape(), 0, axis), product(x.shape(), axis)});
+  copy_with_shape(x, {product(x.shape(), 0, axis), product(x.shape(), axis)}, *out[0]);
 }
 
 void run_shape(const Node& n, In in, Out out, OpContext&) {
@@ -105,7 +104,7 @@ void run_squeeze(const Node& n, In in, Out out, OpContext&) {
   std::vector<int64_t> shape;
   for (int i = 0; i < x.rank(); ++i)
     if (!drop[i]) shape.push_back(x.shape()[i]);
-  *out[0] = copy_with_shape(x, shape);
+  copy_with_shape(x, shape, *out[0]);
 }
 
 void run_unsqueeze(const Node& n, In in, Out out, OpContext&) {
@@ -120,7 +119,7 @@ void run_unsqueeze(const Node& n, In in, Out out, OpContext&) {
   }
   std::vector<int64_t> shape;
   for (int i = 0, k = 0; i < rank; ++i) shape.push_back(ins[i] ? 1 : x.shape()[k++]);
-  *out[0] = copy_with_shape(x, shape);
+  copy_with_shape(x, shape, *out[0]);
 }
 
 void run_transpose(const Node& n, In in, Out out, OpContext&) {
