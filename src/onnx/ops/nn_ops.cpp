@@ -798,7 +798,7 @@ void run_matmul(const Node& n, In in, Out out, OpContext& ctx) {
   std::vector<int64_t> shape = batch;
   if (!a_vec) shape.push_back(m);
   if (!b_vec) shape.push_back(nn);
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(a.dtype(), shape);
   int64_t nb = 1;
   for (int64_t d : batch) nb *= d;
@@ -847,7 +847,6 @@ void run_matmul(const Node& n, In in, Out out, OpContext& ctx) {
     case DataType::Int64: generic(int64_t{}); break;
     default: n.fail(std::string("element type ") + dtype_name(a.dtype()) + " is not supported");
   }
-  *out[0] = std::move(y);
 }
 
 void run_gemm(const Node& n, In in, Out out, OpContext& ctx) {
@@ -1064,7 +1063,7 @@ void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
       }
     }
   }
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(DataType::Float, shape);
   auto xs = strides_of(x.shape());
   std::vector<int64_t> idx(r, 0);
@@ -1082,7 +1081,6 @@ void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
         idx[d] = 0;
       }
     }
-    *out[0] = std::move(y);
     return;
   }
   for (int64_t i = 0; i < y.size(); ++i) {
@@ -1108,7 +1106,6 @@ void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
       idx[d] = 0;
     }
   }
-  *out[0] = std::move(y);
 }
 
 }  // namespace

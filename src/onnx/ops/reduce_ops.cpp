@@ -79,7 +79,7 @@ void run_reduce(const Node& n, In in, Out out, OpContext&) {
       }
     });
     const int64_t count = out_n ? x.size() / out_n : 0;
-    Tensor y;
+    Tensor& y = *out[0];
     y.resize(x.dtype(), shape);
     for (int64_t o = 0; o < out_n; ++o) {
       double v = acc[o];
@@ -88,7 +88,6 @@ void run_reduce(const Node& n, In in, Out out, OpContext&) {
       if (kOp == Reduce::LogSumExp) v = std::log(v) + shift[o];
       y.data<T>()[o] = static_cast<T>(v);
     }
-    *out[0] = std::move(y);
   };
   numeric_type(n, x.dtype(), body);
 }
@@ -108,7 +107,7 @@ void run_arg(const Node& n, In in, Out out, OpContext&) {
   for (int d = 0; d < r; ++d)
     if (d != axis) shape.push_back(x.shape()[d]);
     else if (keep) shape.push_back(1);
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(DataType::Int64, shape);
   auto body = [&](auto tag) {
     using T = decltype(tag);
@@ -126,7 +125,6 @@ void run_arg(const Node& n, In in, Out out, OpContext&) {
       }
   };
   numeric_type(n, x.dtype(), body);
-  *out[0] = std::move(y);
 }
 
 }  // namespace

@@ -137,7 +137,7 @@ void run_transpose(const Node& n, In in, Out out, OpContext&) {
   }
   std::vector<int64_t> shape(r);
   for (int i = 0; i < r; ++i) shape[i] = x.shape()[perm[i]];
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(x.dtype(), shape);
   const size_t es = dtype_size(x.dtype());
   auto in_strides = strides_of(x.shape());
@@ -162,7 +162,6 @@ void run_transpose(const Node& n, In in, Out out, OpContext&) {
       idx[d] = 0;
     }
   }
-  *out[0] = std::move(y);
 }
 
 void run_concat(const Node& n, In in, Out out, OpContext&) {
@@ -179,7 +178,7 @@ void run_concat(const Node& n, In in, Out out, OpContext&) {
       if (d != axis && t.shape()[d] != first.shape()[d]) n.fail("input shapes differ outside the axis");
     shape[axis] += t.shape()[axis];
   }
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(first.dtype(), shape);
   const size_t es = dtype_size(first.dtype());
   const int64_t outer = product(shape, 0, axis), inner = product(shape, axis + 1);
@@ -191,7 +190,6 @@ void run_concat(const Node& n, In in, Out out, OpContext&) {
     for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * row + at, bytes_of(*in[i]) + o * chunk, chunk);
     at += chunk;
   }
-  *out[0] = std::move(y);
 }
 
 void run_gather(const Node& n, In in, Out out, OpContext&) {
@@ -203,7 +201,7 @@ void run_gather(const Node& n, In in, Out out, OpContext&) {
   std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + axis);
   for (int64_t d : in[1]->shape()) shape.push_back(d);
   shape.insert(shape.end(), x.shape().begin() + axis + 1, x.shape().end());
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(x.dtype(), shape);
   const size_t es = dtype_size(x.dtype());
   const int64_t outer = product(x.shape(), 0, axis), inner = product(x.shape(), axis + 1) * es;
@@ -215,7 +213,6 @@ void run_gather(const Node& n, In in, Out out, OpContext&) {
       std::memcpy(dst, bytes_of(x) + (o * dim + k) * inner, inner);
       dst += inner;
     }
-  *out[0] = std::move(y);
 }
 
 // Slice with starts/ends/axes/steps from inputs (opset >= 10) or attributes.
@@ -260,7 +257,7 @@ void run_slice(const Node& n, In in, Out out, OpContext& ctx) {
     begin[a] = s;
     step[a] = st;
   }
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(x.dtype(), shape);
   const size_t es = dtype_size(x.dtype());
   auto strides = strides_of(x.shape());
@@ -281,7 +278,6 @@ void run_slice(const Node& n, In in, Out out, OpContext& ctx) {
       idx[d] = 0;
     }
   }
-  *out[0] = std::move(y);
 }
 
 void run_expand(const Node& n, In in, Out out, OpContext&) {
@@ -297,7 +293,7 @@ void run_expand(const Node& n, In in, Out out, OpContext&) {
       if (o == 1) o = s[k];
       else n.fail("shape cannot be expanded");
     }
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(x.dtype(), shape);
   const size_t es = dtype_size(x.dtype());
   auto ys = strides_of(shape);
@@ -317,7 +313,6 @@ void run_expand(const Node& n, In in, Out out, OpContext&) {
     }
     std::memcpy(bytes_of(y) + i * es, bytes_of(x) + off * es, es);
   }
-  *out[0] = std::move(y);
 }
 
 void run_tile(const Node& n, In in, Out out, OpContext&) {
@@ -329,7 +324,7 @@ void run_tile(const Node& n, In in, Out out, OpContext&) {
     if (reps[d] < 0) n.fail("negative repeat");
     shape[d] *= reps[d];
   }
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(x.dtype(), shape);
   const size_t es = dtype_size(x.dtype());
   auto ys = strides_of(shape), xs = strides_of(x.shape());
@@ -341,7 +336,6 @@ void run_tile(const Node& n, In in, Out out, OpContext&) {
     }
     std::memcpy(bytes_of(y) + i * es, bytes_of(x) + off * es, es);
   }
-  *out[0] = std::move(y);
 }
 
 void run_split(const Node& n, In in, Out out, OpContext&) {
@@ -442,7 +436,7 @@ void run_pad(const Node& n, In in, Out out, OpContext& ctx) {
     if (mode != "constant" && x.shape()[d] == 0 && shape[d] > 0) n.fail("cannot pad an empty axis in mode " + mode);
   }
   const size_t es = dtype_size(x.dtype());
-  Tensor y;
+  Tensor& y = *out[0];
   y.resize(x.dtype(), shape);
   std::vector<uint8_t> fill(es, 0);
   if (ctx.opset < 11) {
@@ -474,7 +468,6 @@ void run_pad(const Node& n, In in, Out out, OpContext& ctx) {
     }
     std::memcpy(bytes_of(y) + i * es, outside ? fill.data() : bytes_of(x) + off * es, es);
   }
-  *out[0] = std::move(y);
 }
 
 }  // namespace
