@@ -335,6 +335,59 @@ int fuse_hard_swish(Graph& g) {
   return fused;
 }
 
+// A 1 x 1 convolution (stride 1, no padding) whose only reader is a depthwise convolution
+// of its output -> one MinnowPointwiseDepthwise node (ops/nn_ops.cpp), which never writes
+// the expanded tensor out: the depthwise node's inputs become (x, filters, bias of the 1 x 1,
+// its own filters and bias), the 1 x 1's epilogue attributes move over as minnow_pw_*.
+int fuse_pointwise_depthwise(Graph& g) {
+  auto consumers = count_readers(g);
+  auto reader = node_index(g, false);
+  auto float_constant = [&](int id, int rank) {
+    auto it = g.constants.find(id);
+    return it != g.constants.end() && it->second->dtype() == DataType::Float && it->second->rank() == rank;
+  };
+  auto all_equal = [](const std::vector<int64_t>& v, int64_t want) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == want; });
+  };
+  int fused = 0;
+  for (Node& pw : g.nodes) {
+    if (pw.op_type != "Conv" || pw.outputs.size() != 1 || pw.inputs.size() < 2 || !float_constant(pw.inputs[1], 4))
+      continue;
+    const Tensor& w1 = *g.constants.at(pw.inputs[1]);
+    if (w1.shape()[2] != 1 || w1.shape()[3] != 1 || pw.get_int("group", 1) != 1) continue;
+    if (!all_equal(pw.get_ints("strides"), 1) || !all_equal(pw.get_ints("pads"), 0) ||
+        !all_equal(pw.get_ints("dilations"), 1) || pw.get_string("auto_pad", "NOTSET") == "SAME_UPPER" ||
+        pw.get_string("auto_pad", "NOTSET") == "SAME_LOWER")
+      continue;
+    const bool bias1 = pw.inputs.size() > 2 && pw.inputs[2] >= 0;
+    if (bias1 && !float_constant(pw.inputs[2], 1)) continue;
+    const int mid = pw.outputs[0];
+    if (consumers[mid] != 1 || !reader.count(mid)) continue;
+    Node& dw = g.nodes[reader[mid]];
+    const int64_t M = w1.shape()[0];
+    if (dw.op_type != "Conv" || dw.outputs.size() != 1 || dw.inputs.size() < 2 || dw.inputs[0] != mid ||
+        !float_constant(dw.inputs[1], 4) || dw.get_int("group", 1) != M || M < 2)
+      continue;
+    const Tensor& wd = *g.constants.at(dw.inputs[1]);
+    if (wd.shape()[0] != M || wd.shape()[1] != 1 || !all_equal(dw.get_ints("dilations"), 1)) continue;
+    const bool bias_d = dw.inputs.size() > 2 && dw.inputs[2] >= 0;
+    if (bias_d && !float_constant(dw.inputs[2], 1)) continue;
+    for (const char* a : {"lo", "hi", "hard_swish", "scale", "shift"}) {
+      const Attribute* at = pw.find(std::string("minnow_") + a);
+      if (!at) continue;
+      Attribute copy = *at;
+      copy.name = std::string("minnow_pw_") + a;
+      dw.attrs.push_back(copy);
+    }
+    dw.inputs = {pw.inputs[0], pw.inputs[1], bias1 ? pw.inputs[2] : -1, dw.inputs[1], bias_d ? dw.inputs[2] : -1};
+    dw.op_type = "MinnowPointwiseDepthwise";
+    pw.op_type = "";
+    ++fused;
+  }
+  drop_cleared(g);
+  return fused;
+}
+
 }  // namespace
 
 OptimizeStats optimize_graph(Graph& g, int64_t opset) {
@@ -342,6 +395,7 @@ OptimizeStats optimize_graph(Graph& g, int64_t opset) {
   s.folded = fold_constants(g, opset);
   s.fused_batch_norms = fuse_batch_norms(g);
   s.fused_activations = fuse_hard_swish(g) + fuse_into_convs(g);
+  s.fused_convs = fuse_pointwise_depthwise(g);
   s.removed = remove_dead(g);
   return s;
 }

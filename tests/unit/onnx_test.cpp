@@ -203,6 +203,47 @@ TEST(Onnx, ConvTransposeKernelEqualStride) {
       }
 }
 
+// A 1 x 1 convolution + Clip read only by a depthwise convolution + Relu: the optimizer
+// makes one node of all four, which never writes the expanded tensor out; against the
+// same graph run node by node (batches, strides, pads, channels not a multiple of 8,
+// bands of rows whose edge rows both bands compute).
+TEST(Onnx, PointwiseDepthwiseFusionMatchesTheNodes) {
+  struct Case {
+    int64_t n, k, m, ih, iw, kw, s, pad;
+  };
+  for (const Case& c : {Case{2, 5, 11, 9, 13, 3, 2, 1}, Case{1, 16, 24, 150, 120, 3, 1, 1}, Case{1, 3, 8, 7, 7, 5, 1, 2},
+                        Case{1, 7, 9, 150, 121, 3, 2, 0}}) {
+    std::vector<float> w1(c.m * c.k), b1(c.m), wd(c.m * c.kw * c.kw), bd(c.m), x(c.n * c.k * c.ih * c.iw);
+    for (size_t i = 0; i < w1.size(); ++i) w1[i] = std::sin(0.37f * i);
+    for (size_t i = 0; i < wd.size(); ++i) wd[i] = std::cos(0.23f * i);
+    for (size_t i = 0; i < b1.size(); ++i) b1[i] = 0.05f * i - 0.2f, bd[i] = 0.5f - 0.03f * i;
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * i);
+    Msg g;
+    g.m(1, node("Conv", {"x", "w1", "b1"}, {"e"})).m(1, node("Clip", {"e", "lo", "hi"}, {"c"}));
+    Msg dw = node("Conv", {"c", "wd", "bd"}, {"d"});
+    dw.m(5, Msg().s(1, "strides").i(20, 7).i(8, c.s).i(8, c.s));
+    dw.m(5, Msg().s(1, "pads").i(20, 7).i(8, c.pad).i(8, c.pad).i(8, c.pad).i(8, c.pad));
+    dw.m(5, Msg().s(1, "group").i(20, 2).i(3, c.m));
+    g.m(1, dw).m(1, node("Relu", {"d"}, {"y"}));
+    g.m(5, float_tensor("w1", {c.m, c.k, 1, 1}, w1)).m(5, float_tensor("b1", {c.m}, b1));
+    g.m(5, float_tensor("wd", {c.m, 1, c.kw, c.kw}, wd)).m(5, float_tensor("bd", {c.m}, bd));
+    g.m(5, float_tensor("lo", {}, {0.0f})).m(5, float_tensor("hi", {}, {6.0f}));
+    g.m(11, value_info("x", {c.n, c.k, c.ih, c.iw})).m(12, value_info("y", {-1, -1, -1, -1}));
+    auto net = Interpreter::from_bytes(model(g));
+    auto fused = net->create_session({}, {.n_threads = 2});
+    auto plain = net->create_session({}, {.n_threads = 1, .optimize = false});
+    EXPECT_EQ(fused->node_count(), 1u);
+    for (auto* s : {fused.get(), plain.get()}) {
+      std::copy(x.begin(), x.end(), s->input("x").data<float>());
+      s->run();
+    }
+    const Tensor &got = fused->output("y"), &want = plain->output("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * (1 + std::fabs(want.data<float>()[i]))) << i;
+  }
+}
+
 // Conv through the padded stride-phase planes and the depthwise row kernels: several images,
 // groups, strides, dilations and asymmetric pads, against the definition summed here (im2col's order, so exact to
 // rounding).

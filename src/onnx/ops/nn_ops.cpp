@@ -140,16 +140,18 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
 // Depthwise convolution 8 channels at a time (no dilation): each pixel's 8 channels are
 // one vector in a channel-interleaved scratch, so every tap is one multiply-add whatever
 // the plane's width (7 x 7 planes ran at a third of the speed as rows). Tasks are bands
-// of output rows of 8 channels: the band's input rows zero-padded and interleaved,
-// computed, and written back to the channels' planes.
-void depthwise_by_lanes(const float* px, const float* pw, const float* pb, float* py, int64_t N, int64_t C,
-                        const Window& wd, const kernels::Epilogue& ep, OpContext& ctx) {
+// of output rows (about `band_bytes` of interleaved input) of 8 channels: the band's input
+// rows zero-padded and interleaved, computed, and written back to the channels' planes.
+// source(b, c0, lanes, ih0, ih1, thread, &ld) gives input rows ih0 .. ih1 of channels c0 ..
+// c0 + lanes of image b: row ih0 of channel c0 at the pointer, rows IW apart, planes ld apart.
+template <class Source>
+void depthwise_by_lanes(Source&& source, const float* pw, const float* pb, float* py, int64_t N, int64_t C,
+                        const Window& wd, const kernels::Epilogue& ep, int64_t band_bytes, OpContext& ctx) {
   const auto& kt = kernels::active();
   const int64_t OH = wd.out[1], OW = wd.out[2], IH = wd.in[1], IW = wd.in[2], KH = wd.kernel[1], KW = wd.kernel[2];
   const int64_t sh = wd.stride[1], sw = wd.stride[2], ph = wd.pad_begin[1], pl = wd.pad_begin[2], KS = KH * KW;
   const int64_t PW = (OW - 1) * sw + KW;  // the padded columns the windows reach
-  // Output rows per band: ~32 KiB of interleaved input.
-  const int64_t band = std::clamp<int64_t>((int64_t{32} << 10) / (PW * 8 * 4 * sh), 1, OH);
+  const int64_t band = std::clamp<int64_t>(band_bytes / (PW * 8 * 4 * sh), 1, OH);
   const int64_t bands = (OH + band - 1) / band, groups = (C + 7) / 8;
   auto& buffers = ctx.per_thread_scratch();
   auto task = [&](int64_t t, int thread) {
@@ -162,17 +164,20 @@ void depthwise_by_lanes(const float* px, const float* pw, const float* pb, float
     for (int64_t k = 0; k < KS; ++k)
       for (int l = 0; l < 8; ++l) w8[k * 8 + l] = l < lanes ? pw[(c0 + l) * KS + k] : 0.0f;
     for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes ? pb[c0 + l] : 0.0f;
-    const float* x = px + (b * C + c0) * IH * IW;
+    const int64_t top = oh0 * sh - ph;  // the input row of the band's first padded row
+    const int64_t ih0 = std::clamp<int64_t>(top, 0, IH), ih1 = std::clamp<int64_t>(top + rows, ih0, IH);
+    int64_t ld = 0;
+    const float* x = ih1 > ih0 ? source(b, c0, lanes, ih0, ih1, thread, &ld) : nullptr;
     const int64_t p0 = std::min(pl, PW), p1 = std::clamp(pl + IW, p0, PW);  // the input's columns
     for (int64_t r = 0; r < rows; ++r) {
       float* dst = in + r * PW * 8;
-      const int64_t ih = oh0 * sh + r - ph;
-      if (ih < 0 || ih >= IH) {
+      const int64_t ih = top + r;
+      if (ih < ih0 || ih >= ih1) {
         std::fill(dst, dst + PW * 8, 0.0f);
         continue;
       }
       std::fill(dst, dst + p0 * 8, 0.0f);
-      kt.interleave8(x + ih * IW + (p0 - pl), IH * IW, lanes, p1 - p0, dst + p0 * 8);
+      kt.interleave8(x + (ih - ih0) * IW + (p0 - pl), ld, lanes, p1 - p0, dst + p0 * 8);
       std::fill(dst + p1 * 8, dst + PW * 8, 0.0f);
     }
     kernels::Epilogue e = ep;
@@ -186,6 +191,17 @@ void depthwise_by_lanes(const float* px, const float* pw, const float* pb, float
   if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
   else
     for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+}
+
+// A convolution's fused epilogue from its attributes; `prefix` names the attributes.
+kernels::Epilogue epilogue_of(const Node& n, const std::string& prefix) {
+  kernels::Epilogue ep;
+  ep.lo = n.get_float(prefix + "lo", ep.lo);
+  ep.hi = n.get_float(prefix + "hi", ep.hi);
+  ep.hard_swish = n.get_int(prefix + "hard_swish", 0) != 0;
+  ep.scale = n.get_float(prefix + "scale", 1.0f);
+  ep.shift = n.get_float(prefix + "shift", 0.0f);
+  return ep;
 }
 
 // Into how many row blocks (of 16 filters or more) a convolution's filters split so that
@@ -307,12 +323,7 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   if (!kattr.empty() && kattr != kshape) n.fail("kernel_shape differs from the weight's shape");
   Window w = window_of(n, x.shape(), kshape, false);
   out[0]->resize(DataType::Float, out_shape(x.shape(), M, w));
-  kernels::Epilogue ep;
-  ep.lo = n.get_float("minnow_lo", ep.lo);
-  ep.hi = n.get_float("minnow_hi", ep.hi);
-  ep.hard_swish = n.get_int("minnow_hard_swish", 0) != 0;
-  ep.scale = n.get_float("minnow_scale", 1.0f);
-  ep.shift = n.get_float("minnow_shift", 0.0f);
+  const kernels::Epilogue ep = epilogue_of(n, "minnow_");
   const int64_t N = x.shape()[0], Cg = C / group, Mg = M / group;
   const int64_t KS = w.kernel[0] * w.kernel[1] * w.kernel[2], K = Cg * KS;
   const int64_t P = w.out[0] * w.out[1] * w.out[2], HWin = w.in[0] * w.in[1] * w.in[2];
@@ -332,7 +343,11 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   const bool depthwise_rows = w.out[2] >= 48 && w.stride[1] == 1 && w.stride[2] == 1;
   if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1 && w.dilation[1] == 1 && w.dilation[2] == 1 &&
       !depthwise_rows) {
-    depthwise_by_lanes(px, pw, pb, py, N, C, w, ep, ctx);
+    auto planes = [&](int64_t b, int64_t c0, int, int64_t ih0, int64_t, int, int64_t* ld) {
+      *ld = HWin;
+      return px + (b * C + c0) * HWin + ih0 * w.in[2];
+    };
+    depthwise_by_lanes(planes, pw, pb, py, N, C, w, ep, int64_t{32} << 10, ctx);
     return;
   }
   if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1) {  // depthwise
@@ -413,6 +428,47 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
     e.bias = pb ? pb + g * Mg : nullptr;
     kt.sgemm(pw + g * Mg * K, K, col.data(), pn, py + (b * M + g * Mg) * P + p0, P, Mg, pn, K, e);
   });
+}
+
+// --- MinnowPointwiseDepthwise (made by the optimizer from a 1 x 1 convolution whose only
+// reader is a depthwise one: inputs x, the 1 x 1 filters and bias, the depthwise filters
+// and bias; the depthwise convolution's attributes, the 1 x 1's epilogue as minnow_pw_*).
+// Each task computes the 1 x 1 convolution for just its 8 channels and band of rows, into
+// a scratch the depthwise pass reads at once: the expanded tensor (MobileNetV2: 4.8 MB at
+// 112 x 112) is never written out. Rows at a band's edge are computed by both bands.
+void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  const Tensor& w1 = need(n, in, 1);
+  const Tensor& wd = need(n, in, 3);
+  const Tensor* b1 = in.size() > 2 ? in[2] : nullptr;
+  const Tensor* bd = in.size() > 4 ? in[4] : nullptr;
+  for (const Tensor* t : {&x, &w1, &wd}) need_float(n, *t);
+  if (x.rank() != 4 || w1.rank() != 4 || wd.rank() != 4) n.fail("expects 2-D images and filters");
+  const int64_t N = x.shape()[0], K = x.shape()[1], IH = x.shape()[2], IW = x.shape()[3], M = w1.shape()[0];
+  if (w1.shape()[1] != K || w1.shape()[2] != 1 || w1.shape()[3] != 1 || wd.shape()[0] != M || wd.shape()[1] != 1)
+    n.fail("filters " + w1.shape_string() + " and " + wd.shape_string() + " do not match input " + x.shape_string());
+  for (const Tensor* b : {b1, bd})
+    if (b && (b->dtype() != DataType::Float || b->size() != M)) n.fail("bias must hold one float per channel");
+  const Window w = window_of(n, {N, M, IH, IW}, {wd.shape()[2], wd.shape()[3]}, false);
+  if (w.dilation[1] != 1 || w.dilation[2] != 1) n.fail("dilated windows are not fused");
+  out[0]->resize(DataType::Float, out_shape({N, M, IH, IW}, M, w));
+  const auto& kt = kernels::active();
+  const float* px = x.data<float>();
+  const float* pw1 = w1.data<float>();
+  const float* pb1 = b1 ? b1->data<float>() : nullptr;
+  const kernels::Epilogue ep1 = epilogue_of(n, "minnow_pw_");
+  auto expanded = [&](int64_t b, int64_t c0, int lanes, int64_t ih0, int64_t ih1, int, int64_t* ld) {
+    thread_local std::vector<float> rows;
+    const int64_t pixels = (ih1 - ih0) * IW;
+    rows.resize(static_cast<size_t>(lanes * pixels));
+    kernels::Epilogue e = ep1;
+    e.bias = pb1 ? pb1 + c0 : nullptr;
+    kt.sgemm(pw1 + c0 * K, K, px + b * K * IH * IW + ih0 * IW, IH * IW, rows.data(), pixels, lanes, pixels, K, e);
+    *ld = pixels;
+    return static_cast<const float*>(rows.data());
+  };
+  depthwise_by_lanes(expanded, wd.data<float>(), bd ? bd->data<float>() : nullptr, out[0]->data<float>(), N, M, w,
+                     epilogue_of(n, "minnow_"), int64_t{128} << 10, ctx);
 }
 
 // A 2-D (or 1-D) transposed convolution whose kernel equals its stride, without padding
@@ -1112,6 +1168,7 @@ void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
 
 void register_nn_ops(const OpRegistrar& r) {
   r.add("Conv", run_conv);
+  r.add("MinnowPointwiseDepthwise", run_pointwise_depthwise);
   r.add("ConvTranspose", run_conv_transpose);
   r.add("MaxPool", run_pool<true>);
   r.add("AveragePool", run_pool<false>);
