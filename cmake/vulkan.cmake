@@ -41,10 +41,16 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
     "matvec_wide_${lower}_nosg matvec.comp TYPE_${type} WIDE" "matvec_glu_wide_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU WIDE"
     "matvec_glu_wide_${lower}_nosg matvec.comp TYPE_${type} GLU WIDE" "matmul_${lower} matmul.comp TYPE_${type}"
     "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW" "matmul_coop_${lower} matmul_coop.comp TYPE_${type}"
-    "matmul_coop_wide_${lower} matmul_coop.comp TYPE_${type} WIDE_STORES"
-    "matvec_lanes_${lower} matvec_lanes.comp TYPE_${type} SUBGROUPS" "matvec_lanes_${lower}_nosg matvec_lanes.comp TYPE_${type}"
-    "matvec_lanes_glu_${lower} matvec_lanes.comp TYPE_${type} SUBGROUPS GLU"
-    "matvec_lanes_glu_${lower}_nosg matvec_lanes.comp TYPE_${type} GLU")
+    "matmul_coop_wide_${lower} matmul_coop.comp TYPE_${type} WIDE_STORES")
+  if(type MATCHES "_K$")  # 16 lanes a super-block (matvec_sb.comp): 64 threads, and 32 with subgroups
+    foreach(v "" "glu_" "wide_" "glu_wide_")
+      string(REPLACE "_" " " vdefs "${v}")
+      string(TOUPPER "${vdefs}" vdefs)
+      list(APPEND MINNOW_VULKAN_KERNELS "matvec_sb_${v}${lower} matvec_sb.comp TYPE_${type} SUBGROUPS ${vdefs}"
+        "matvec_sb_${v}${lower}_nosg matvec_sb.comp TYPE_${type} ${vdefs}"
+        "matvec_sb_${v}${lower}_t32 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS32 ${vdefs}")
+    endforeach()
+  endif()
 endforeach()
 set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)
 set(gen_dir ${CMAKE_BINARY_DIR}/generated/vulkan)

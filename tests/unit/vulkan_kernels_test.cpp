@@ -142,16 +142,22 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     }
     ops.use_subgroups(true);
     ops.wide_rows_from(Ops::kWideRowsGroups);
-    // 16 threads a row (matvec_lanes.comp): widths of a few units a lane, odd row counts (the
-    // last slot's second row cut), with clusters and through shared memory.
-    ops.use_lane_matvec(true);
-    for (bool subgroups : {true, false}) {
-      ops.use_subgroups(subgroups);
-      for (int64_t cols : widths)
-        for (int64_t rows : {1, 7, 67}) check_matmul(*dev, ops, t, rows, cols, rows == 7 ? 3 : 1, rng, rows == 67);
+    // 16 lanes a super-block (matvec_sb.comp, K-quants; the other types take units): widths
+    // of one and of several blocks a slot, odd row counts, 64 and 32 threads, 2 and 8 rows a
+    // workgroup, with subgroups and through shared memory.
+    for (Ops::Matvec m : {Ops::Matvec::Blocks, Ops::Matvec::Blocks32}) {
+      ops.use_matvec(m);
+      for (bool subgroups : {true, false}) {
+        ops.use_subgroups(subgroups);
+        for (int64_t cols : widths)
+          for (int64_t rows : {1, 7, 67}) check_matmul(*dev, ops, t, rows, cols, rows == 7 ? 3 : 1, rng, rows == 67);
+        ops.wide_rows_from(0);
+        check_matmul(*dev, ops, t, 67, widths.back(), 1, rng, true);
+        ops.wide_rows_from(Ops::kWideRowsGroups);
+      }
     }
     ops.use_subgroups(true);
-    ops.use_lane_matvec(false);
+    ops.use_matvec(Ops::Matvec::Units);
   }
 }
 
@@ -181,11 +187,15 @@ TEST(VulkanKernels, MatmulMoreRowsThanOneGridDimension) {
   check_matmul(*dev, ops, DType::Q8_0, 8 * 65535 + 77, 32, 1, rng);
 }
 
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
+// Each value within rel of its own size, or (normwise) of the largest value's.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what,
+                  bool normwise = false) {
   ASSERT_EQ(got.size(), want.size());
+  float largest = 0;
+  for (float v : want) largest = std::max(largest, std::fabs(v));
   int bad = 0;
   for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= rel * (1.0f + std::fabs(want[i]))) && bad++ < 5)
+    if (!(std::fabs(got[i] - want[i]) <= rel * (1.0f + (normwise ? largest : std::fabs(want[i])))) && bad++ < 5)
       ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
 }
 
@@ -198,12 +208,13 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
   for (DType t : {DType::F16, DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::Q6_K})
     for (int64_t cols : {256, 2304})
       for (int64_t n_tokens : {1, 3})
-        for (int variant = 0; variant < 4; ++variant) {
-          const bool subgroups = variant % 2 == 0, lanes = variant >= 2;
+        for (int variant = 0; variant < 6; ++variant) {
+          const bool subgroups = variant % 2 == 0;
+          const Ops::Matvec kind = variant < 2 ? Ops::Matvec::Units : variant < 4 ? Ops::Matvec::Blocks : Ops::Matvec::Blocks32;
           SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(cols) + " columns, " + std::to_string(n_tokens) +
-                       " tokens" + (subgroups ? "" : ", no subgroups") + (lanes ? ", 16 lanes a row" : ""));
+                       " tokens" + (subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2));
           ops.use_subgroups(subgroups);
-          ops.use_lane_matvec(lanes);
+          ops.use_matvec(kind);
           const int64_t rows = 67, ff = 37;
           const DTypeTraits& tr = dtype_traits(t);
           const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
@@ -228,7 +239,8 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
           expect_close(download_floats(*dev, y_fold, static_cast<size_t>(n_tokens * rows)),
                        download_floats(*dev, y_ref, static_cast<size_t>(n_tokens * rows)), 1e-3f, "matvec with the norm");
           expect_close(download_floats(*dev, a_fold, static_cast<size_t>(n_tokens * ff)),
-                       download_floats(*dev, a_ref, static_cast<size_t>(n_tokens * ff)), 1e-3f, "GLU matvec with the norm");
+                       download_floats(*dev, a_ref, static_cast<size_t>(n_tokens * ff)), 1e-3f, "GLU matvec with the norm",
+                       true);  // act(gate) * up: a small result of large factors carries their rounding
         }
   Buffer g = dev->alloc(64, Memory::Device), x = dev->alloc(4096, Memory::Device), y = dev->alloc(4096, Memory::Device);
   std::vector<uint8_t> w = random_rows(DType::Q8_0, 2, 32, rng);
@@ -248,8 +260,8 @@ TEST(VulkanKernels, StackedProjectionSplitsIntoItsOutputs) {
   const int64_t cols = 256, nq = 96, nk = 32, nv = 32;
   for (DType t : {DType::Q4_K, DType::Q8_0})
     for (bool with_v : {true, false})
-      for (int64_t n_tokens : {1, 3, 17, 70, -1, -3}) {  // -n: n tokens through matvec_lanes.comp
-        ops.use_lane_matvec(n_tokens < 0);
+      for (int64_t n_tokens : {1, 3, 17, 70, -1, -3}) {  // -n: n tokens, 16 lanes a super-block (matvec_sb.comp)
+        ops.use_matvec(n_tokens < 0 ? Ops::Matvec::Blocks : Ops::Matvec::Units);
         n_tokens = std::abs(n_tokens);
         SCOPED_TRACE(std::string(dtype_name(t)) + (with_v ? ", q/k/v" : ", q/k") + ", " + std::to_string(n_tokens) + " tokens");
         const DTypeTraits& tr = dtype_traits(t);
@@ -408,14 +420,15 @@ TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
     DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
     for (int64_t n_tokens : {1, 2, 5})
       for (bool gelu : {false, true})
-        for (int variant = 0; variant < 5; ++variant) {
-          // wide: 4 rows of each matrix a workgroup; lanes: 16 threads a row (matvec_lanes.comp)
-          const bool subgroups = variant != 1 && variant != 4, wide = variant == 2, lanes = variant >= 3;
+        for (int variant = 0; variant < 7; ++variant) {
+          // wide: 4 rows of each matrix a workgroup; blocks: 16 lanes a super-block (matvec_sb.comp)
+          const bool subgroups = variant != 1 && variant != 4, wide = variant == 2 || variant >= 5, blocks = variant >= 3;
           SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
-                       (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : "") + (lanes ? ", 16 lanes a row" : ""));
+                       (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : "") + (blocks ? ", blocks" : "") +
+                       (variant == 6 ? ", 32 threads" : ""));
           ops.use_subgroups(subgroups);
           ops.wide_rows_from(wide ? 0 : Ops::kWideRowsGroups);
-          ops.use_lane_matvec(lanes);
+          ops.use_matvec(!blocks ? Ops::Matvec::Units : variant == 6 ? Ops::Matvec::Blocks32 : Ops::Matvec::Blocks);
           // Inputs scaled so the products are near 1: the check is relative to the result.
           const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));
           std::vector<float> gate(static_cast<size_t>(n_tokens * ff)), up(gate.size()), want(gate.size()), row(static_cast<size_t>(cols));

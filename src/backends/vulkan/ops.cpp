@@ -53,12 +53,13 @@ uint32_t to_u32(int64_t v, const char* what) {
 
 bool matmul_supported(DType t) { return kernel_type(t) != nullptr; }
 
-Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), coopmat_(false), lanes_(false) {
+Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), coopmat_(false) {
   const char* env = std::getenv("MINNOW_VULKAN_COOPMAT");
   use_coopmat(env == nullptr || std::strcmp(env, "0") != 0);
   coop_wide_stores_ = env != nullptr && std::strcmp(env, "wide") == 0;
   const char* mv = std::getenv("MINNOW_VULKAN_MATVEC");
-  use_lane_matvec(mv != nullptr && std::strcmp(mv, "lanes") == 0);
+  if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
+  if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
 }
 
 const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) {
@@ -121,14 +122,9 @@ void Ops::matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Out
     if (parts[i] > 0 && bufs[i]->size() < static_cast<size_t>(n_tokens * parts[i]) * sizeof(float))
       throw Error("vulkan: matmul output smaller than the shapes");
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
-  if (n_tokens < kTiledMinTokens && lanes_) {
-    product(s, lane_kernel("matvec_lanes_", w.type), w, x, out, n_tokens, 8, 1, bias, flags, norm);
-    return;
-  }
   if (n_tokens < kTiledMinTokens) {
     const bool wide = w.rows / 8 >= wide_rows_groups_;
-    product(s, std::string(wide ? "matvec_wide_" : "matvec_") + kernel_type(w.type) + (subgroups_ ? "" : "_nosg"), w, x, out,
-            n_tokens, wide ? 8 : 2, 1, bias, flags, norm);
+    product(s, matvec_kernel(w, "", wide), w, x, out, n_tokens, wide ? 8 : 2, 1, bias, flags, norm);
     return;
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
@@ -148,15 +144,9 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
                      int64_t n_tokens, bool gelu, const InputNorm* norm) {
   const int64_t ff = gate_up.rows / 2;
   if (out.size() < static_cast<size_t>(n_tokens * ff) * sizeof(float)) throw Error("vulkan: GLU output smaller than the shapes");
-  if (n_tokens < kTiledMinTokens && lanes_) {
-    product(s, lane_kernel("matvec_lanes_glu_", gate_up.type), gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows},
-            n_tokens, 8, 1, nullptr, gelu ? kGelu : 0u, norm);
-    return;
-  }
   if (n_tokens < kTiledMinTokens) {
     const bool wide = ff / 4 >= wide_rows_groups_;  // 4 rows of each matrix a workgroup, else 2
-    const std::string name = std::string(wide ? "matvec_glu_wide_" : "matvec_glu_") + kernel_type(gate_up.type) + (subgroups_ ? "" : "_nosg");
-    product(s, name, gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows}, n_tokens, wide ? 2 * 4 : 2 * 2, 1,
+    product(s, matvec_kernel(gate_up, "glu_", wide), gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows}, n_tokens, wide ? 2 * 4 : 2 * 2, 1,
             nullptr, gelu ? kGelu : 0u, norm);
     return;
   }
@@ -165,8 +155,13 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   glu(s, scratch, scratch, out, n_tokens, ff, 2 * ff, ff, gelu);
 }
 
-std::string Ops::lane_kernel(const char* prefix, DType t) const {
-  return prefix + std::string(kernel_type(t)) + (subgroups_ && dev_.info().subgroup_clustered ? "" : "_nosg");
+std::string Ops::matvec_kernel(const DeviceMatrix& w, const char* glu, bool wide) const {
+  const bool k_quant = w.type == DType::Q4_K || w.type == DType::Q5_K || w.type == DType::Q6_K;
+  // matvec_sb.comp addresses the matrix in bytes with 32-bit offsets.
+  const bool blocks = matvec_ != Matvec::Units && k_quant && w.row_bytes * static_cast<size_t>(w.rows) < (size_t{1} << 32) - 16;
+  std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + glu + (wide ? "wide_" : "") + kernel_type(w.type);
+  if (!subgroups_) return name + "_nosg";
+  return blocks && matvec_ == Matvec::Blocks32 ? name + "_t32" : name;
 }
 
 // The matrix kernels' dispatch: `rows_per_group` of w's rows and `tokens_per_group` tokens

@@ -40,9 +40,11 @@ class Ops {
   // gives `groups` workgroups, else 2; tests set 0 / a large number to check both kernels.
   void wide_rows_from(int64_t groups) { wide_rows_groups_ = groups; }
   static constexpr int64_t kWideRowsGroups = 1024;  // the default
-  // Matrix-vector products with 16 threads a row (matvec_lanes.comp) instead of 64
-  // (matvec.comp); tests check both.
-  void use_lane_matvec(bool on) { lanes_ = on; }
+  // How matrix-vector products of K-quant rows (Q4_K, Q5_K, Q6_K) split the work: each of
+  // 64 threads a whole 32-value unit (matvec.comp), or 16 lanes a super-block with 64 or 32
+  // threads a workgroup (matvec_sb.comp). Other types always take units; tests check all.
+  enum class Matvec { Units, Blocks, Blocks32 };
+  void use_matvec(Matvec m) { matvec_ = m; }
   // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
   void use_coopmat(bool on) { coopmat_ = on && dev_.info().nv_cooperative_matrix; }
@@ -134,13 +136,14 @@ class Ops {
   void product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
                int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
                const InputNorm* norm = nullptr);
-  // matvec_lanes.comp's kernel for type t: subgroup clusters where the device has them.
-  std::string lane_kernel(const char* prefix, DType t) const;
+  // The matrix-vector kernel for w: "glu_" or "", with `wide` rows a workgroup.
+  std::string matvec_kernel(const DeviceMatrix& w, const char* glu, bool wide) const;
   // From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, lanes_, coop_wide_stores_ = false;
+  bool subgroups_, coopmat_, coop_wide_stores_ = false;
+  Matvec matvec_ = Matvec::Units;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;

@@ -108,8 +108,11 @@ void main() {
   // position, so a recorded pass spreads the work over all its workgroups as the cache fills.
   const uint span = pos[t] + 1u - first_seen;
   const uint chunk = ((span + p.n_splits - 1u) / p.n_splits + kTile - 1u) / kTile * kTile;
+  // Only the first `used` splits have positions: the others leave at once, and a single
+  // used split writes the output itself.
+  const uint used = (span + chunk - 1u) / chunk;
+  if (split >= used) return;
   const uint first = first_seen + split * chunk;
-  // An empty chunk (first > last) leaves m = -inf and l = 0: the merge skips it.
   const uint last = min(pos[t], first + chunk - 1u);
   const uint qbase = (t * p.n_heads + h) * hd;
   for (uint i = lid; i < hd; i += 64u) qs[i] = q[qbase + i];
@@ -160,7 +163,7 @@ void main() {
     }
     barrier();  // tile_words and scores[] are rewritten by the next tile
   }
-  if (p.n_splits == 1u) {
+  if (used == 1u) {
     for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
       const uint d = lid + 64u * c;
       if (d < hd) o[qbase + d] = acc[c] / l;
@@ -178,28 +181,34 @@ void main() {
   memoryBarrierBuffer();
   barrier();
   if (lid == 0u) {
-    merging = atomicAdd(part[p.count_at + pair], 1u) == p.n_splits - 1u;
+    merging = atomicAdd(part[p.count_at + pair], 1u) == used - 1u;
     if (merging) part[p.count_at + pair] = 0u;  // ready for the next pass
   }
   barrier();
   if (!merging) return;
   memoryBarrierBuffer();
-  // Each split's sums rescaled to the largest maximum, then divided by the total weight.
+  // Each split's sums rescaled to the largest maximum, then divided by the total weight
+  // (every used split saw at least one position: l > 0).
   float mx = -1.0 / 0.0;
-  for (uint sp = lid; sp < p.n_splits; sp += 64u)
-    if (uintBitsToFloat(part[base + sp * pstride + 1u]) > 0.0) mx = max(mx, uintBitsToFloat(part[base + sp * pstride]));
+  for (uint sp = lid; sp < used; sp += 64u) mx = max(mx, uintBitsToFloat(part[base + sp * pstride]));
   mx = reduce_max(mx, lid);
   float total = 0.0;
-  for (uint sp = lid; sp < p.n_splits; sp += 64u) {
-    const float ls = uintBitsToFloat(part[base + sp * pstride + 1u]);
-    weight[sp] = ls > 0.0 ? exp(uintBitsToFloat(part[base + sp * pstride]) - mx) : 0.0;
-    total += ls * weight[sp];
+  for (uint sp = lid; sp < used; sp += 64u) {
+    weight[sp] = exp(uintBitsToFloat(part[base + sp * pstride]) - mx);
+    total += uintBitsToFloat(part[base + sp * pstride + 1u]) * weight[sp];
   }
   total = reduce_sum(total, lid);  // its barriers also publish weight[]
+  // Four independent sums a thread, so that four splits' loads are in flight at once.
   for (uint d = lid; d < hd; d += 64u) {
-    float a = 0.0;
-    for (uint sp = 0u; sp < p.n_splits; ++sp)
-      if (weight[sp] > 0.0) a += uintBitsToFloat(part[base + sp * pstride + 2u + d]) * weight[sp];
-    o[qbase + d] = a / total;
+    vec4 a = vec4(0.0);
+    uint sp = 0u;
+    for (; sp + 4u <= used; sp += 4u) {
+      const uint at = base + sp * pstride + 2u + d;
+      a += vec4(uintBitsToFloat(part[at]), uintBitsToFloat(part[at + pstride]), uintBitsToFloat(part[at + 2u * pstride]),
+                uintBitsToFloat(part[at + 3u * pstride])) *
+           vec4(weight[sp], weight[sp + 1u], weight[sp + 2u], weight[sp + 3u]);
+    }
+    for (; sp < used; ++sp) a.x += uintBitsToFloat(part[base + sp * pstride + 2u + d]) * weight[sp];
+    o[qbase + d] = (a.x + a.y + a.z + a.w) / total;
   }
 }
