@@ -321,6 +321,14 @@ TEST(VulkanKernels, RmsNormMatchesScalar) {
         expect_close(download_floats(*dev, yb, x.size()), ref, 1e-5f, subgroups ? "rmsnorm" : "rmsnorm without subgroups");
       }
       ops.use_subgroups(true);
+      // Accumulated into a residual: y = x + norm(x) * g (a post-norm added in the same pass).
+      Buffer acc = upload_floats(*dev, x);
+      Stream s(*dev);
+      ops.rmsnorm(s, xb, gb, acc, rows, dim, 1e-6f, 0, true);
+      s.submit_and_wait();
+      std::vector<float> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i) want[i] = x[i] + ref[i];
+      expect_close(download_floats(*dev, acc, x.size()), want, 1e-5f, "rmsnorm accumulated");
     }
 }
 

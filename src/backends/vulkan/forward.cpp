@@ -263,8 +263,8 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   project_and_add(s, L.wo, attn_, bias(L.bo), L.post_attn_norm, n);
 }
 
-// x += [post-norm](W in (+ b)): accumulated into x by the matmul itself unless a norm
-// comes between.
+// x += [post-norm](W in (+ b)): accumulated into x by the matmul itself, or by the norm
+// where one comes between.
 void VulkanModel::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b,
                                     const Buffer& post_norm, int n) {
   const int64_t d = c_.d_model;
@@ -275,9 +275,7 @@ void VulkanModel::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer
   }
   ops_->matmul(s, w, in, tmp_, n, b);
   s.barrier();
-  ops_->rmsnorm(s, tmp_, post_norm, tmp_, n, d, c_.rms_eps);
-  s.barrier();
-  ops_->add(s, x_, tmp_, n * d, n * d);
+  ops_->rmsnorm(s, tmp_, post_norm, x_, n, d, c_.rms_eps, 0, true);
   s.barrier();
 }
 

@@ -192,12 +192,12 @@ void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, con
 }
 
 void Ops::rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,
-                  int64_t x_row0) {
+                  int64_t x_row0, bool accumulate) {
   struct {
     uint32_t rows, d;
     float eps;
-    uint32_t x_row0;
-  } push{to_u32(rows, "row count"), to_u32(d, "row length"), eps, to_u32(x_row0, "row")};
+    uint32_t x_row0, accumulate;
+  } push{to_u32(rows, "row count"), to_u32(d, "row length"), eps, to_u32(x_row0, "row"), accumulate ? 1u : 0u};
   uint32_t gx, gy;
   groups_for(rows, gx, gy);
   s.dispatch(kernel(subgroups_ ? "rmsnorm" : "rmsnorm_nosg", 3, sizeof push), {&x, &gain, &y}, &push, gx, gy);

@@ -67,9 +67,10 @@ class Ops {
   // accumulate, y[..] += that (a residual added in the same pass); with norm, x normalized.
   void matmul(Stream& s, const DeviceMatrix& w, const Buffer& x, Buffer& y, int64_t n_tokens, const Buffer* bias = nullptr,
               bool accumulate = false, const InputNorm* norm = nullptr);
-  // rows rows of d values: y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * gain.
+  // rows rows of d values: y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * gain; with
+  // accumulate, y row r += that (x and y then distinct).
   void rmsnorm(Stream& s, const Buffer& x, const Buffer& gain, Buffer& y, int64_t rows, int64_t d, float eps,
-               int64_t x_row0 = 0);
+               int64_t x_row0 = 0, bool accumulate = false);
   // y[i] += b[i % period] for i < n.
   void add(Stream& s, Buffer& y, const Buffer& b, int64_t n, int64_t period);
   // SiLU, or GELU (tanh approximation) when gelu:

@@ -1,5 +1,6 @@
 #version 450
-// y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * g: one workgroup per row.
+// y row r = x row (x_row0 + r) / sqrt(mean(x^2) + eps) * g, or y row r += that (accumulate:
+// a post-norm added to the residual in the same pass): one workgroup per row.
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -7,11 +8,12 @@
 layout(local_size_x = 256) in;
 layout(binding = 0, std430) readonly buffer Input { float x[]; };
 layout(binding = 1, std430) readonly buffer Gain { float g[]; };
-layout(binding = 2, std430) writeonly buffer Output { float y[]; };
+layout(binding = 2, std430) buffer Output { float y[]; };
 layout(push_constant) uniform Push {
   uint rows, d;
   float eps;
   uint x_row0;
+  uint accumulate;
 } p;
 
 shared float partial[256];
@@ -38,5 +40,8 @@ void main() {
   const float sum = partial[0];
 #endif
   const float scale = inversesqrt(sum / float(p.d) + p.eps);
-  for (uint i = lid; i < p.d; i += 256u) y[dst + i] = x[base + i] * scale * g[i];
+  if (p.accumulate != 0u)
+    for (uint i = lid; i < p.d; i += 256u) y[dst + i] += x[base + i] * scale * g[i];
+  else
+    for (uint i = lid; i < p.d; i += 256u) y[dst + i] = x[base + i] * scale * g[i];
 }
