@@ -21,18 +21,11 @@ layout(local_size_x = 64) in;
 const uint kThreads = 64u;
 #endif
 #include "matrix_io.glsl"
-#include "weights.glsl"
+#include "units.glsl"
 #include "activation.glsl"
 #include "matvec_rows.glsl"
 
 const uint kLanes = 16u, kSlots = kThreads / kLanes;
-
-// The 4 bytes from byte b on, at any byte offset (the buffer's spare word covers the last).
-uint bytes4_at(uint b) {
-  const uint i = b >> 2, s = (b & 3u) * 8u;
-  const uint lo = w[i];
-  return s == 0u ? lo : (lo >> s) | (w[i + 1u] << (32u - s));
-}
 
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 #if defined(TYPE_Q4_K)
@@ -43,18 +36,14 @@ const uint kBlockBytes = 176u, kNibbles = 48u;  // the same with 32 bytes of fif
 // Lane l takes 8 values of sub-blocks 2c and 2c + 1 (c = l / 4: the 32 nibble bytes they
 // share, low and high nibbles), positions 8e..8e+7 (e = l % 4) of each.
 uint x_offset(uint lane, uint k) { return 64u * (lane >> 2) + 8u * (lane & 3u) + (k >= 2u ? 32u : 0u) + 4u * (k & 1u); }
-uint scale_byte(uvec3 s, uint b) { return (s[b >> 2] >> ((b & 3u) * 8u)) & 0xffu; }
-vec2 k_scale_min(uvec3 s, uint j) {
-  if (j < 4u) return vec2(float(scale_byte(s, j) & 63u), float(scale_byte(s, j + 4u) & 63u));
-  return vec2(float((scale_byte(s, j + 4u) & 15u) | ((scale_byte(s, j - 4u) >> 6) << 4)),
-              float((scale_byte(s, j + 4u) >> 4) | ((scale_byte(s, j) >> 6) << 4)));
-}
 // Row (first byte rb)'s super-block sb . the lane's inputs xv (xs: their sums, k pairs).
 float block_dot(uint rb, uint sb, uint lane, vec4 xv[4], vec2 xs) {
   const uint b = rb + sb * kBlockBytes, c = lane >> 2, e = lane & 3u;
   const uvec4 head = w4[b >> 4];
   const vec2 dm = unpackHalf2x16(head.x);
-  const vec2 lo = k_scale_min(head.yzw, 2u * c), hi = k_scale_min(head.yzw, 2u * c + 1u);
+  vec2 lo, hi;  // sub-blocks 2c and 2c + 1: scale, minimum (units.glsl)
+  k_scale_min(head.yzw, 2u * c, lo.x, lo.y);
+  k_scale_min(head.yzw, 2u * c + 1u, hi.x, hi.y);
   const uint at = (b + kNibbles + 32u * c + 8u * e) >> 2;
   const uint q0 = w[at], q1 = w[at + 1u];
   vec4 a0 = nibbles_lo(q0), a1 = nibbles_lo(q1), b0 = nibbles_hi(q0), b1 = nibbles_hi(q1);

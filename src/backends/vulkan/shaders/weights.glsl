@@ -8,6 +8,12 @@ uint u32_at(uint i) {
   const uint lo = w[i >> 1], hi = w[(i >> 1) + 1u];
   return (i & 1u) == 0u ? lo : (lo >> 16) | (hi << 16);
 }
+// The 4 bytes from byte b on, at any byte offset (the spare word covers the last block).
+uint bytes4_at(uint b) {
+  const uint i = b >> 2, s = (b & 3u) * 8u;
+  const uint lo = w[i];
+  return s == 0u ? lo : (lo >> s) | (w[i + 1u] << (32u - s));
+}
 // The four bytes of q, low byte first, as unsigned or signed values.
 vec4 bytes_u(uint q) { return vec4((uvec4(q) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu); }
 vec4 bytes_s(uint q) { return vec4(ivec4(uvec4(q) << uvec4(24u, 16u, 8u, 0u)) >> 24); }
