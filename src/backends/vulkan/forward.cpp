@@ -254,11 +254,15 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
     s.barrier();
   }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
-  ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split, &q_, c_.n_heads);
-  s.barrier();
+  // Decode: attention rotates the token's query and key and writes its key and value itself.
+  const Ops::FreshKv fresh{&k_, &v_, &a.cos, &a.sin, half_split};
+  if (n != 1) {
+    ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split, &q_, c_.n_heads);
+    s.barrier();
+  }
   const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
-  ops_->attention(s, q_, seq.k_cache, seq.v_cache, pos_, attn_, attn_part_, kv_, l - first_, n, ap);
+  ops_->attention(s, q_, seq.k_cache, seq.v_cache, pos_, attn_, attn_part_, kv_, l - first_, n, ap, n == 1 ? &fresh : nullptr);
   s.barrier();
   project_and_add(s, L.wo, attn_, bias(L.bo), L.post_attn_norm, n);
 }

@@ -274,7 +274,8 @@ Buffer Ops::attention_part(const KvLayout& kv, int64_t n_heads, int64_t max_toke
 }
 
 void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
-                    Buffer& out, Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a) {
+                    Buffer& out, Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a,
+                    const FreshKv* fresh) {
   if (kv.head_dim > 256 || kv.head_dim % 2 != 0) throw Error("vulkan: attention needs an even head size of at most 256");
   if (kv.n_kv_heads <= 0 || a.n_heads % kv.n_kv_heads != 0) throw Error("vulkan: query heads must be a multiple of KV heads");
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one attention pass");
@@ -285,20 +286,32 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   struct {
     uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
     float scale, softcap;
-    uint32_t window, n_splits, count_at;
+    uint32_t window, n_splits, count_at, fresh, half_split;
   } push{to_u32(a.n_heads, "head count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
          kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits),
-         splits > 1 ? to_u32(count_at, "counter offset") : 0u};
+         splits > 1 ? to_u32(count_at, "counter offset") : 0u, fresh != nullptr ? 1u : 0u,
+         fresh != nullptr && fresh->half_split ? 1u : 0u};
+  if (fresh != nullptr && n_tokens != 1) throw Error("vulkan: attention takes fresh keys for one token only");
   const uint32_t heads = to_u32(a.n_heads, "head count"), tokens = static_cast<uint32_t>(n_tokens);
   if (splits == 1 && n_tokens >= kPromptQueries) {  // 16 queries a workgroup share each tile of the cache
-    auto prompt = push;
+    struct {
+      uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
+      float scale, softcap;
+      uint32_t window, n_splits, count_at;
+    } prompt{push.n_heads, push.n_kv_heads, push.hd, push.layer_words, push.row_words, push.scale, push.softcap,
+             push.window, push.n_splits, push.count_at};
     prompt.n_splits = tokens;  // attention_prefill.comp reads this field as the token count
     s.dispatch(kernel("attention_prefill", 5, sizeof prompt), {&q, &k_cache, &v_cache, &pos, &out}, &prompt, heads,
                static_cast<uint32_t>((n_tokens + kPromptQueries - 1) / kPromptQueries));
     return;
   }
-  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 6, sizeof push), {&q, &k_cache, &v_cache, &pos, &out, &part},
-             &push, heads, tokens, static_cast<uint32_t>(splits));
+  // Without fresh keys their bindings still need buffers: the queries (never read).
+  const Buffer* k = fresh != nullptr ? fresh->k : &q;
+  const Buffer* v = fresh != nullptr ? fresh->v : &q;
+  const Buffer* cos = fresh != nullptr ? fresh->cos : &q;
+  const Buffer* sin = fresh != nullptr ? fresh->sin : &q;
+  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 10, sizeof push),
+             {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin}, &push, heads, tokens, static_cast<uint32_t>(splits));
 }
 
 }  // namespace minnow::vulkan

@@ -118,8 +118,15 @@ class Ops {
   // counters that pick the workgroup that merges them). The grid
   // depends on n_tokens and the cache's capacity only, not on the positions, so a recorded
   // pass stays valid as the cache fills.
+  // One token's keys and values not yet in the cache (decode): attention rotates them and
+  // its query, and writes them into the cache itself, so no store_kv pass comes before.
+  struct FreshKv {
+    const Buffer *k, *v, *cos, *sin;
+    bool half_split;
+  };
   void attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos, Buffer& out,
-                 Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a);
+                 Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a,
+                 const FreshKv* fresh = nullptr);
   Buffer attention_part(const KvLayout& kv, int64_t n_heads, int64_t max_tokens);
 
  private:

@@ -7,19 +7,28 @@
 // workgroups to finish (a counter in `part`) combines them (short prompts and decode would
 // otherwise keep a few workgroups busy on a large GPU; a separate merge pass would cost a
 // dispatch and a barrier a layer).
+// With `fresh` (one token: decode), its key and value at pos[0] come from the projections k
+// and v, rotated by RoPE and rounded to f16 here as store_kv.comp does, and its query is
+// rotated on loading; the first query head of each KV head writes them into the cache, so a
+// decode pass needs no store_kv dispatch and barrier.
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Q { float q[]; };
-layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
-layout(binding = 2, std430) readonly buffer VCache { uint vc[]; };
+layout(binding = 1, std430) buffer KCache { uint kc[]; };
+layout(binding = 2, std430) buffer VCache { uint vc[]; };
 layout(binding = 3, std430) readonly buffer Pos { uint pos[]; };
 layout(binding = 4, std430) writeonly buffer Out { float o[]; };
 // Per split: m, l, hd sums (as float bits); from count_at, one counter per (head, token), zero
 // between passes.
 layout(binding = 5, std430) coherent buffer Part { uint part[]; };
+// With fresh: the token's keys and values (n_kv_heads x hd) and its RoPE angles.
+layout(binding = 6, std430) readonly buffer K { float k[]; };
+layout(binding = 7, std430) readonly buffer V { float v[]; };
+layout(binding = 8, std430) readonly buffer Cos { float cs[]; };
+layout(binding = 9, std430) readonly buffer Sin { float sn[]; };
 layout(push_constant) uniform Push {
   uint n_heads, n_kv_heads, hd;
   uint layer_words, row_words;
@@ -27,6 +36,7 @@ layout(push_constant) uniform Push {
   uint window;  // positions a query sees, itself included; 0: all
   uint n_splits;
   uint count_at;  // the counters' first word in part
+  uint fresh, half_split;
 } p;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
@@ -88,14 +98,43 @@ float reduce_sum(float v, uint lid) {
 }
 #endif
 
+// Element e of a head at base of q (from_q) or k after RoPE with token 0's angles: pairs
+// (2i, 2i + 1), or (i, i + hd / 2) when half_split, as store_kv.comp.
+float rotated(bool from_q, uint base, uint e) {
+  const uint half_dim = p.hd / 2u;
+  const bool split = p.half_split != 0u;
+  const bool second = split ? e >= half_dim : (e & 1u) != 0u;
+  const uint i = split ? (second ? e - half_dim : e) : e >> 1;
+  const uint a = split ? i : 2u * i, b = split ? i + half_dim : 2u * i + 1u;
+  const float xa = from_q ? q[base + a] : k[base + a], xb = from_q ? q[base + b] : k[base + b];
+  const float c = cs[i], s = sn[i];
+  return second ? xa * s + xb * c : xa * c - xb * s;
+}
+
+// With fresh: the position whose row comes from k and v (none otherwise), and whether this
+// workgroup writes that row into the cache.
+uint fresh_pos = 0xffffffffu;
+bool fresh_writer = false;
+
 // Rows tile..tile+n-1 of one head's cache slice into tile_words; neighbouring threads read
 // neighbouring words (the slices of consecutive positions are row_words apart).
-void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values) {
+void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values, uint kv_base) {
   const uint stride = half_hd + 1u;
   for (uint i = lid; i < n * half_hd; i += 64u) {
     const uint j = i / half_hd, w = i - j * half_hd;
     const uint at = base + (tile + j) * p.row_words + w;
-    tile_words[j * stride + w] = values ? vc[at] : kc[at];
+    uint word;
+    if (tile + j == fresh_pos) {
+      const uint e = kv_base + 2u * w;
+      word = values ? packHalf2x16(vec2(v[e], v[e + 1u]))
+                    : packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
+      if (fresh_writer) {
+        if (values) vc[at] = word; else kc[at] = word;
+      }
+    } else {
+      word = values ? vc[at] : kc[at];
+    }
+    tile_words[j * stride + w] = word;
   }
 }
 
@@ -115,7 +154,10 @@ void main() {
   const uint first = first_seen + split * chunk;
   const uint last = min(pos[t], first + chunk - 1u);
   const uint qbase = (t * p.n_heads + h) * hd;
-  for (uint i = lid; i < hd; i += 64u) qs[i] = q[qbase + i];
+  const bool fresh = p.fresh != 0u;
+  for (uint i = lid; i < hd; i += 64u) qs[i] = fresh ? rotated(true, qbase, i) : q[qbase + i];
+  if (fresh) fresh_pos = pos[0], fresh_writer = h % (p.n_heads / p.n_kv_heads) == 0u;
+  const uint kv_base = kvh * hd;  // the KV head's keys and values in k and v (fresh)
 
   float m = -1.0 / 0.0, l = 0.0;
   float acc[kMaxHeadDim / 64u];
@@ -126,7 +168,7 @@ void main() {
   const uint w_begin = (lid >> 5) * half_words, w_end = min(half_hd, w_begin + half_words);
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
-    load_tile(head_words, tile, n, half_hd, lid, false);
+    load_tile(head_words, tile, n, half_hd, lid, false, kv_base);
     barrier();
     float dot = 0.0;
     if (jj < n)
@@ -148,7 +190,7 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-    load_tile(head_words, tile, n, half_hd, lid, true);  // every key was read before the reductions
+    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);  // every key was read before the reductions
     barrier();
     for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
       const uint d = lid + 64u * c;
