@@ -633,19 +633,22 @@ TEST(VulkanKernels, PromptAttentionMatchesDirectSoftmax) {
   }
 }
 
-// Decode: attention given the token's fresh keys and values (rotated, rounded and written to
-// the cache by attention itself) against store_kv then attention, over the same cache.
+// Decode: attention given the token's fresh keys and values (normalized where QK norms are
+// on, rotated, rounded and written to the cache by attention itself) against rmsnorm,
+// store_kv then attention, over the same cache.
 TEST(VulkanKernels, DecodeAttentionTakesFreshKeysAsStoreKvThenAttention) {
   NEED_DEVICE();
   Ops ops(*dev);
   std::mt19937 rng(15);
   for (bool half_split : {false, true})
+    for (bool norms : {false, true})
     for (const AttentionCase& c : {AttentionCase{1, 1, 64, 1, 0, 0.0f}, AttentionCase{9, 3, 64, 70, 0, 0.0f},
                                    AttentionCase{4, 1, 256, 130, 0, 0.0f}, AttentionCase{2, 2, 80, 200, 33, 0.0f},
                                    AttentionCase{4, 2, 128, 1000, 0, 5.0f}})
       for (uint32_t p : {0u, static_cast<uint32_t>(c.positions / 2), static_cast<uint32_t>(c.positions - 1)}) {
         SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " +
-                     std::to_string(c.hd) + " position " + std::to_string(p) + (half_split ? " neox" : ""));
+                     std::to_string(c.hd) + " position " + std::to_string(p) + (half_split ? " neox" : "") +
+                     (norms ? " qk norms" : ""));
         const int64_t kvd = c.n_kv_heads * c.hd, qd = c.n_heads * c.hd;
         const Ops::KvLayout kv{c.n_kv_heads, c.hd, c.positions + 3};
         std::vector<uint16_t> cache(static_cast<size_t>(2 * kv.capacity * kvd));
@@ -655,24 +658,32 @@ TEST(VulkanKernels, DecodeAttentionTakesFreshKeysAsStoreKvThenAttention) {
                                  v = random_floats(static_cast<size_t>(kvd), rng);
         std::vector<float> cs, sn;
         angle_tables({p}, c.hd, cs, sn);
-        Buffer cb = upload_floats(*dev, cs), sb = upload_floats(*dev, sn), kb = upload_floats(*dev, k), vb = upload_floats(*dev, v);
+        Buffer cb = upload_floats(*dev, cs), sb = upload_floats(*dev, sn), vb = upload_floats(*dev, v);
+        Buffer qn = upload_floats(*dev, random_floats(static_cast<size_t>(c.hd), rng));
+        Buffer kn = upload_floats(*dev, random_floats(static_cast<size_t>(c.hd), rng));
+        constexpr float eps = 1e-6f;
         Buffer pb = upload_words(*dev, {p});
         const Ops::AttentionParams ap{c.n_heads, 1.0f / std::sqrt(static_cast<float>(c.hd)), c.softcap, c.window};
         std::vector<float> outs[2];
         std::vector<uint16_t> caches[2][2];
         for (int fresh = 0; fresh < 2; ++fresh) {
-          Buffer qb = upload_floats(*dev, q);
+          Buffer qb = upload_floats(*dev, q), kb = upload_floats(*dev, k);
           Buffer kcb = dev->alloc(cache.size() * 2, Memory::Device), vcb = dev->alloc(cache.size() * 2, Memory::Device);
           dev->upload(kcb, cache.data(), cache.size() * 2);
           dev->upload(vcb, cache.data(), cache.size() * 2);
           Buffer ob = dev->alloc(q.size() * 4, Memory::Readback), part = ops.attention_part(kv, c.n_heads, 1);
           Stream s(*dev);
           if (fresh == 0) {
+            if (norms) {
+              ops.rmsnorm(s, qb, qn, qb, c.n_heads, c.hd, eps);
+              ops.rmsnorm(s, kb, kn, kb, c.n_kv_heads, c.hd, eps);
+              s.barrier();
+            }
             ops.store_kv(s, kb, vb, cb, sb, pb, kcb, vcb, kv, 1, 1, half_split, &qb, c.n_heads);
             s.barrier();
             ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, 1, 1, ap);
           } else {
-            const Ops::FreshKv fk{&kb, &vb, &cb, &sb, half_split};
+            const Ops::FreshKv fk{&kb, &vb, &cb, &sb, half_split, norms ? &qn : nullptr, norms ? &kn : nullptr, eps};
             ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, 1, 1, ap, &fk);
           }
           s.submit_and_wait();

@@ -248,21 +248,24 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   }
   if (L.wv.rows != 0) ops_->matmul(s, L.wv, *h.x, v_, n, bias(L.bv), false, h.norm());
   s.barrier();
-  if (L.q_norm.size() != 0 || L.k_norm.size() != 0) {
+  // Decode: attention rotates the token's query and key, normalized first where the family
+  // has QK norms, and writes its key and value itself.
+  const bool decode = n == 1;
+  if (!decode && (L.q_norm.size() != 0 || L.k_norm.size() != 0)) {
     if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
     if (L.k_norm.size() != 0) ops_->rmsnorm(s, k_, L.k_norm, k_, n * c_.n_kv_heads, hd, c_.rms_eps);
     s.barrier();
   }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
-  // Decode: attention rotates the token's query and key and writes its key and value itself.
-  const Ops::FreshKv fresh{&k_, &v_, &a.cos, &a.sin, half_split};
-  if (n != 1) {
+  const Ops::FreshKv fresh{&k_, &v_, &a.cos, &a.sin, half_split, L.q_norm.size() != 0 ? &L.q_norm : nullptr,
+                           L.k_norm.size() != 0 ? &L.k_norm : nullptr, c_.rms_eps};
+  if (!decode) {
     ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split, &q_, c_.n_heads);
     s.barrier();
   }
   const Ops::AttentionParams ap{c_.n_heads, c_.attn_scale > 0 ? c_.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd)),
                                 c_.attn_softcap, c_.is_sliding(l) ? c_.sliding_window : 0};
-  ops_->attention(s, q_, seq.k_cache, seq.v_cache, pos_, attn_, attn_part_, kv_, l - first_, n, ap, n == 1 ? &fresh : nullptr);
+  ops_->attention(s, q_, seq.k_cache, seq.v_cache, pos_, attn_, attn_part_, kv_, l - first_, n, ap, decode ? &fresh : nullptr);
   s.barrier();
   project_and_add(s, L.wo, attn_, bias(L.bo), L.post_attn_norm, n);
 }

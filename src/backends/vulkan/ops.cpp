@@ -287,10 +287,12 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
     uint32_t n_heads, n_kv_heads, hd, layer_words, row_words;
     float scale, softcap;
     uint32_t window, n_splits, count_at, fresh, half_split;
+    float eps;
   } push{to_u32(a.n_heads, "head count"), to_u32(kv.n_kv_heads, "head count"), to_u32(kv.head_dim, "head size"),
          kv.layer_words(layer), kv.row_words(), a.scale, a.softcap, to_u32(a.window, "window"), static_cast<uint32_t>(splits),
-         splits > 1 ? to_u32(count_at, "counter offset") : 0u, fresh != nullptr ? 1u : 0u,
-         fresh != nullptr && fresh->half_split ? 1u : 0u};
+         splits > 1 ? to_u32(count_at, "counter offset") : 0u,
+         fresh == nullptr ? 0u : 1u | (fresh->q_norm != nullptr ? 2u : 0u) | (fresh->k_norm != nullptr ? 4u : 0u),
+         fresh != nullptr && fresh->half_split ? 1u : 0u, fresh != nullptr ? fresh->eps : 0.0f};
   if (fresh != nullptr && n_tokens != 1) throw Error("vulkan: attention takes fresh keys for one token only");
   const uint32_t heads = to_u32(a.n_heads, "head count"), tokens = static_cast<uint32_t>(n_tokens);
   if (splits == 1 && n_tokens >= kPromptQueries) {  // 16 queries a workgroup share each tile of the cache
@@ -310,8 +312,11 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   const Buffer* v = fresh != nullptr ? fresh->v : &q;
   const Buffer* cos = fresh != nullptr ? fresh->cos : &q;
   const Buffer* sin = fresh != nullptr ? fresh->sin : &q;
-  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 10, sizeof push),
-             {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin}, &push, heads, tokens, static_cast<uint32_t>(splits));
+  const Buffer* q_norm = fresh != nullptr && fresh->q_norm != nullptr ? fresh->q_norm : &q;
+  const Buffer* k_norm = fresh != nullptr && fresh->k_norm != nullptr ? fresh->k_norm : &q;
+  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 12, sizeof push),
+             {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin, q_norm, k_norm}, &push, heads, tokens,
+             static_cast<uint32_t>(splits));
 }
 
 }  // namespace minnow::vulkan

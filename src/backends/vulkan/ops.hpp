@@ -119,10 +119,14 @@ class Ops {
   // depends on n_tokens and the cache's capacity only, not on the positions, so a recorded
   // pass stays valid as the cache fills.
   // One token's keys and values not yet in the cache (decode): attention rotates them and
-  // its query, and writes them into the cache itself, so no store_kv pass comes before.
+  // its query, and writes them into the cache itself, so no store_kv pass comes before; with
+  // q_norm / k_norm (gains of head_dim) it RMS-normalizes the heads first (QK norms).
   struct FreshKv {
     const Buffer *k, *v, *cos, *sin;
     bool half_split;
+    const Buffer* q_norm = nullptr;
+    const Buffer* k_norm = nullptr;
+    float eps = 0.0f;
   };
   void attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos, Buffer& out,
                  Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a,

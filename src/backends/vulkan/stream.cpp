@@ -12,7 +12,7 @@
 namespace minnow::vulkan {
 
 constexpr uint32_t kSetsPerPool = 512;
-constexpr uint32_t kMaxBuffersPerKernel = 10;
+constexpr uint32_t kMaxBuffersPerKernel = 12;
 constexpr uint32_t kMaxStamps = 8192;
 
 namespace {

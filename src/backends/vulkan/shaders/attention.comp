@@ -10,7 +10,8 @@
 // With `fresh` (one token: decode), its key and value at pos[0] come from the projections k
 // and v, rotated by RoPE and rounded to f16 here as store_kv.comp does, and its query is
 // rotated on loading; the first query head of each KV head writes them into the cache, so a
-// decode pass needs no store_kv dispatch and barrier.
+// decode pass needs no store_kv dispatch and barrier. The heads' RMS norms before RoPE
+// (Gemma 3's QK norms: kQNorm, kKNorm in `fresh`) are taken here too.
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -29,6 +30,8 @@ layout(binding = 6, std430) readonly buffer K { float k[]; };
 layout(binding = 7, std430) readonly buffer V { float v[]; };
 layout(binding = 8, std430) readonly buffer Cos { float cs[]; };
 layout(binding = 9, std430) readonly buffer Sin { float sn[]; };
+layout(binding = 10, std430) readonly buffer QNorm { float q_gain[]; };
+layout(binding = 11, std430) readonly buffer KNorm { float k_gain[]; };
 layout(push_constant) uniform Push {
   uint n_heads, n_kv_heads, hd;
   uint layer_words, row_words;
@@ -36,8 +39,11 @@ layout(push_constant) uniform Push {
   uint window;  // positions a query sees, itself included; 0: all
   uint n_splits;
   uint count_at;  // the counters' first word in part
-  uint fresh, half_split;
+  uint fresh;  // 0, or kFresh with kQNorm / kKNorm
+  uint half_split;
+  float eps;  // the QK norms'
 } p;
+const uint kFresh = 1u, kQNorm = 2u, kKNorm = 4u;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
@@ -100,13 +106,19 @@ float reduce_sum(float v, uint lid) {
 
 // Element e of a head at base of q (from_q) or k after RoPE with token 0's angles: pairs
 // (2i, 2i + 1), or (i, i + hd / 2) when half_split, as store_kv.comp.
+// The head's RMS scale when its norm is on (q_scale, k_scale), else 1.
+float q_scale = 1.0, k_scale = 1.0;
+float normed(bool from_q, uint base, uint e) {
+  if (from_q) return (p.fresh & kQNorm) != 0u ? q[base + e] * q_scale * q_gain[e] : q[base + e];
+  return (p.fresh & kKNorm) != 0u ? k[base + e] * k_scale * k_gain[e] : k[base + e];
+}
 float rotated(bool from_q, uint base, uint e) {
   const uint half_dim = p.hd / 2u;
   const bool split = p.half_split != 0u;
   const bool second = split ? e >= half_dim : (e & 1u) != 0u;
   const uint i = split ? (second ? e - half_dim : e) : e >> 1;
   const uint a = split ? i : 2u * i, b = split ? i + half_dim : 2u * i + 1u;
-  const float xa = from_q ? q[base + a] : k[base + a], xb = from_q ? q[base + b] : k[base + b];
+  const float xa = normed(from_q, base, a), xb = normed(from_q, base, b);
   const float c = cs[i], s = sn[i];
   return second ? xa * s + xb * c : xa * c - xb * s;
 }
@@ -155,9 +167,15 @@ void main() {
   const uint last = min(pos[t], first + chunk - 1u);
   const uint qbase = (t * p.n_heads + h) * hd;
   const bool fresh = p.fresh != 0u;
+  const uint kv_base = kvh * hd;  // the KV head's keys and values in k and v (fresh)
+  if ((p.fresh & (kQNorm | kKNorm)) != 0u) {
+    float qq = 0.0, kk = 0.0;
+    for (uint i = lid; i < hd; i += 64u) qq += q[qbase + i] * q[qbase + i], kk += k[kv_base + i] * k[kv_base + i];
+    q_scale = inversesqrt(reduce_sum(qq, lid) / float(hd) + p.eps);
+    k_scale = inversesqrt(reduce_sum(kk, lid) / float(hd) + p.eps);
+  }
   for (uint i = lid; i < hd; i += 64u) qs[i] = fresh ? rotated(true, qbase, i) : q[qbase + i];
   if (fresh) fresh_pos = pos[0], fresh_writer = h % (p.n_heads / p.n_kv_heads) == 0u;
-  const uint kv_base = kvh * hd;  // the KV head's keys and values in k and v (fresh)
 
   float m = -1.0 / 0.0, l = 0.0;
   float acc[kMaxHeadDim / 64u];
