@@ -30,7 +30,9 @@ struct DeviceLayer {
 // RoPE angle tables for one batch: inverse frequencies, and per token cos / sin.
 struct Angles {
   std::vector<float> inv_freq;
-  Buffer cos, sin;  // host-visible: written for each pass, read by the kernels
+  Buffer cos_up, sin_up;  // host-visible: written for each pass
+  Buffer cos, sin;        // device copies made at the pass's start, read by the kernels (every
+                          // decode attention workgroup reads them: host memory is a bus away)
 };
 
 // What one sequence keeps on its own: its KV caches (on the device, and on the host for the
@@ -163,8 +165,10 @@ VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int devic
   global_.inv_freq = rope_inv_freq(c_.head_dim, c_.rope_base, c_.rope_scaling, m.rope_freq_factors);
   local_.inv_freq = rope_inv_freq(c_.head_dim, c_.rope_base_local, RopeScaling{});
   for (Angles* a : {&global_, &local_}) {
-    a->cos = dev_->alloc(B * half * sizeof(float), Memory::Upload);
-    a->sin = dev_->alloc(B * half * sizeof(float), Memory::Upload);
+    a->cos_up = dev_->alloc(B * half * sizeof(float), Memory::Upload);
+    a->sin_up = dev_->alloc(B * half * sizeof(float), Memory::Upload);
+    a->cos = dev_->alloc(B * half * sizeof(float), Memory::Device);
+    a->sin = dev_->alloc(B * half * sizeof(float), Memory::Device);
   }
   x_host_.resize(B * d);
 }
@@ -213,8 +217,8 @@ void VulkanModel::stack_qkv(const LayerWeights& L, DeviceLayer& D, int layer) {
 
 void VulkanModel::fill_angles(Angles& a, int n, int pos0) {
   const size_t half = a.inv_freq.size();
-  auto* cs = static_cast<float*>(a.cos.mapped());
-  auto* sn = static_cast<float*>(a.sin.mapped());
+  auto* cs = static_cast<float*>(a.cos_up.mapped());
+  auto* sn = static_cast<float*>(a.sin_up.mapped());
   for (int t = 0; t < n; ++t)
     for (size_t i = 0; i < half; ++i) {
       const float angle = static_cast<float>(pos0 + t) * a.inv_freq[i];
@@ -340,6 +344,12 @@ void VulkanModel::forward(SequenceState& seq, const int32_t* tokens, int n, int 
   Stream& s = replayable ? *seq.decode : *stream_;
   if (!(replayable && s.kept())) {
     s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
+    const size_t angle_bytes = static_cast<size_t>(n * (c_.head_dim / 2)) * sizeof(float);
+    for (Angles* a : {&global_, &local_})
+      if (a == &global_ || c_.sliding_window > 0) {
+        s.copy(a->cos_up, 0, a->cos, 0, angle_bytes);
+        s.copy(a->sin_up, 0, a->sin, 0, angle_bytes);
+      }
     s.barrier();
     for (int l = first_; l < c_.n_layers; ++l) {
       attention_block(s, seq, l, n);

@@ -18,8 +18,11 @@
 #endif
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Q { float q[]; };
-layout(binding = 1, std430) buffer KCache { uint kc[]; };
-layout(binding = 2, std430) buffer VCache { uint vc[]; };
+layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
+layout(binding = 2, std430) readonly buffer VCache { uint vc[]; };
+// The same caches for fresh's one writer (readonly views keep the reads on the read-only path).
+layout(binding = 1, std430) writeonly buffer KCacheOut { uint kc_out[]; };
+layout(binding = 2, std430) writeonly buffer VCacheOut { uint vc_out[]; };
 layout(binding = 3, std430) readonly buffer Pos { uint pos[]; };
 layout(binding = 4, std430) writeonly buffer Out { float o[]; };
 // Per split: m, l, hd sums (as float bits); from count_at, one counter per (head, token), zero
@@ -141,7 +144,7 @@ void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values
       word = values ? packHalf2x16(vec2(v[e], v[e + 1u]))
                     : packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
       if (fresh_writer) {
-        if (values) vc[at] = word; else kc[at] = word;
+        if (values) vc_out[at] = word; else kc_out[at] = word;
       }
     } else {
       word = values ? vc[at] : kc[at];
