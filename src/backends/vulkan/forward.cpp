@@ -252,9 +252,9 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   }
   if (L.wv.rows != 0) ops_->matmul(s, L.wv, *h.x, v_, n, bias(L.bv), false, h.norm());
   s.barrier();
-  // Decode: attention rotates the token's query and key, normalized first where the family
-  // has QK norms, and writes its key and value itself.
-  const bool decode = n == 1;
+  // Decode with fresh keys (Ops::fresh_kv): attention rotates the token's query and key,
+  // normalized first where the family has QK norms, and writes its key and value itself.
+  const bool decode = n == 1 && ops_->fresh_kv();
   if (!decode && (L.q_norm.size() != 0 || L.k_norm.size() != 0)) {
     if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
     if (L.k_norm.size() != 0) ops_->rmsnorm(s, k_, L.k_norm, k_, n * c_.n_kv_heads, hd, c_.rms_eps);

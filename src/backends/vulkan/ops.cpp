@@ -60,6 +60,8 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   const char* mv = std::getenv("MINNOW_VULKAN_MATVEC");
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
+  const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
+  fresh_kv_ = dec != nullptr && std::strcmp(dec, "fresh") == 0;
 }
 
 const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) {

@@ -51,6 +51,10 @@ class Ops {
   bool coopmat() const { return coopmat_; }
   // The tensor-core matmul staging halves 8 at a time (MINNOW_VULKAN_COOPMAT=wide).
   void use_coop_wide_stores(bool on) { coop_wide_stores_ = on; }
+  // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it
+  // (MINNOW_VULKAN_DECODE=fresh): two barriers a layer fewer, but measured slower on an H100
+  // with host-memory angle tables (2026-12-06), so off until timed with device-memory ones.
+  bool fresh_kv() const { return fresh_kv_; }
 
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
@@ -154,7 +158,7 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_wide_stores_ = false;
+  bool subgroups_, coopmat_, coop_wide_stores_ = false, fresh_kv_ = false;
   Matvec matvec_ = Matvec::Units;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;
