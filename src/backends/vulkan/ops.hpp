@@ -116,12 +116,6 @@ class Ops {
     float scale, softcap;  // softcap 0: off
     int window;            // 0: every earlier position
   };
-  // out (n_tokens x n_heads x head_dim) = attention of each query head of q over positions
-  // up to pos[t] of its KV head in layer's rows of the caches. Few (head, token) pairs are
-  // split over the positions, through `part` (from attention_part: their sums and the
-  // counters that pick the workgroup that merges them). The grid
-  // depends on n_tokens and the cache's capacity only, not on the positions, so a recorded
-  // pass stays valid as the cache fills.
   // One token's keys and values not yet in the cache (decode): attention rotates them and
   // its query, and writes them into the cache itself, so no store_kv pass comes before; with
   // q_norm / k_norm (gains of head_dim) it RMS-normalizes the heads first (QK norms).
@@ -132,6 +126,12 @@ class Ops {
     const Buffer* k_norm = nullptr;
     float eps = 0.0f;
   };
+  // out (n_tokens x n_heads x head_dim) = attention of each query head of q over positions
+  // up to pos[t] of its KV head in layer's rows of the caches. Few (head, token) pairs are
+  // split over the positions, through `part` (from attention_part: their sums and the
+  // counters that pick the workgroup that merges them). The grid
+  // depends on n_tokens and the cache's capacity only, not on the positions, so a recorded
+  // pass stays valid as the cache fills.
   void attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos, Buffer& out,
                  Buffer& part, const KvLayout& kv, int layer, int64_t n_tokens, const AttentionParams& a,
                  const FreshKv* fresh = nullptr);

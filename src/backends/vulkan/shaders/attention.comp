@@ -107,14 +107,15 @@ float reduce_sum(float v, uint lid) {
 }
 #endif
 
-// Element e of a head at base of q (from_q) or k after RoPE with token 0's angles: pairs
-// (2i, 2i + 1), or (i, i + hd / 2) when half_split, as store_kv.comp.
 // The head's RMS scale when its norm is on (q_scale, k_scale), else 1.
 float q_scale = 1.0, k_scale = 1.0;
+// Element e of a head at base of q (from_q) or k, RMS-normalized where that norm is on.
 float normed(bool from_q, uint base, uint e) {
   if (from_q) return (p.fresh & kQNorm) != 0u ? q[base + e] * q_scale * q_gain[e] : q[base + e];
   return (p.fresh & kKNorm) != 0u ? k[base + e] * k_scale * k_gain[e] : k[base + e];
 }
+// The same after RoPE with token 0's angles: pairs (2i, 2i + 1), or (i, i + hd / 2) when
+// half_split, as store_kv.comp.
 float rotated(bool from_q, uint base, uint e) {
   const uint half_dim = p.hd / 2u;
   const bool split = p.half_split != 0u;
