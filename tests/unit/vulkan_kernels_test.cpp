@@ -250,6 +250,67 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
   EXPECT_THROW(ops.matmul(s, m, x, y, 8, nullptr, false, &norm), Error);  // the tiled kernels do not fold it
 }
 
+// A post-norm and its residual add folded into the next products' input (Gemma 3's decode)
+// against the norm's own pass adding into x, then the norm and the products; x + post-norm
+// comes back in x_out.
+TEST(VulkanKernels, PostNormFoldedIntoProductsMatchesAddThenProduct) {
+  NEED_DEVICE();
+  Ops ops(*dev);
+  std::mt19937 rng(22);
+  const float eps = 1e-6f;
+  for (DType t : {DType::F16, DType::Q4_0, DType::Q4_K, DType::Q6_K})
+    for (int64_t cols : {256, 2304})
+      for (int64_t n_tokens : {1, 3})
+        for (int variant = 0; variant < 6; ++variant) {
+          const bool subgroups = variant % 2 == 0;
+          const Ops::Matvec kind = variant < 2 ? Ops::Matvec::Units : variant < 4 ? Ops::Matvec::Blocks : Ops::Matvec::Blocks32;
+          SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(cols) + " columns, " + std::to_string(n_tokens) +
+                       " tokens" + (subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2));
+          ops.use_subgroups(subgroups);
+          ops.use_matvec(kind);
+          const int64_t rows = 45, ff = 29;
+          const size_t n = static_cast<size_t>(n_tokens * cols);
+          const DTypeTraits& tr = dtype_traits(t);
+          const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
+          std::vector<uint8_t> w = random_rows(t, rows, cols, rng), g = random_rows(t, ff, cols, rng), u = random_rows(t, ff, cols, rng);
+          DeviceMatrix m = ops.upload({t, w.data(), rows, cols, row_bytes});
+          DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
+          const std::vector<float> x = random_floats(n, rng, 3.0f), res = random_floats(n, rng, 20.0f);
+          Buffer xb = upload_floats(*dev, x), x_ref = upload_floats(*dev, x), rb = upload_floats(*dev, res);
+          Buffer gb = upload_floats(*dev, random_floats(static_cast<size_t>(cols), rng));
+          Buffer pb = upload_floats(*dev, random_floats(static_cast<size_t>(cols), rng));
+          Buffer x_out = dev->alloc(n * 4, Memory::Device), x_out2 = dev->alloc(n * 4, Memory::Device), hb = dev->alloc(n * 4, Memory::Device);
+          Buffer y_fold = dev->alloc(static_cast<size_t>(n_tokens * rows) * 4, Memory::Device), y_ref = dev->alloc(y_fold.size(), Memory::Device);
+          Buffer a_fold = dev->alloc(static_cast<size_t>(n_tokens * ff) * 4, Memory::Device), a_ref = dev->alloc(a_fold.size(), Memory::Device);
+          Buffer scratch = dev->alloc(a_fold.size() * 2, Memory::Device);
+          Stream s(*dev);
+          const Ops::InputNorm fold{&gb, eps, &rb, &pb, &x_out}, fold2{&gb, eps, &rb, &pb, &x_out2};
+          ops.matmul(s, m, xb, y_fold, n_tokens, nullptr, false, &fold);
+          ops.glu_matmul(s, gu, xb, a_fold, scratch, n_tokens, true, &fold2);
+          ops.rmsnorm(s, rb, pb, x_ref, n_tokens, cols, eps, 0, true);
+          s.barrier();
+          ops.rmsnorm(s, x_ref, gb, hb, n_tokens, cols, eps);
+          s.barrier();
+          ops.matmul(s, m, hb, y_ref, n_tokens);
+          ops.glu_matmul(s, gu, hb, a_ref, scratch, n_tokens, true);
+          s.submit_and_wait();
+          const std::vector<float> sum = download_floats(*dev, x_ref, n);
+          expect_close(download_floats(*dev, x_out, n), sum, 1e-5f, "x + post-norm written by the matvec");
+          expect_close(download_floats(*dev, x_out2, n), sum, 1e-5f, "x + post-norm written by the GLU matvec");
+          expect_close(download_floats(*dev, y_fold, static_cast<size_t>(n_tokens * rows)),
+                       download_floats(*dev, y_ref, static_cast<size_t>(n_tokens * rows)), 1e-3f, "matvec after the post-norm");
+          expect_close(download_floats(*dev, a_fold, static_cast<size_t>(n_tokens * ff)),
+                       download_floats(*dev, a_ref, static_cast<size_t>(n_tokens * ff)), 1e-3f, "GLU matvec after the post-norm",
+                       true);
+        }
+  Buffer b = dev->alloc(4096, Memory::Device), x = dev->alloc(4096, Memory::Device), y = dev->alloc(4096, Memory::Device);
+  std::vector<uint8_t> w = random_rows(DType::Q8_0, 2, 32, rng);
+  DeviceMatrix m = ops.upload({DType::Q8_0, w.data(), 2, 32, 34});
+  const Ops::InputNorm into_x{&b, 1e-5f, &b, &b, &x};  // x_out must not be the input
+  Stream s(*dev);
+  EXPECT_THROW(ops.matmul(s, m, x, y, 1, nullptr, false, &into_x), Error);
+}
+
 // A stacked q / k / v projection written to three (or two) outputs in one pass against
 // each matrix alone, for the matrix-vector, tiled and (where the device has them) tensor-core
 // kernels.

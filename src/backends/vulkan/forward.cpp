@@ -74,6 +74,8 @@ class VulkanModel final : public DeviceModel, public std::enable_shared_from_thi
     const Ops::InputNorm* norm() const { return folded ? &fold : nullptr; }
   };
   NormedInput normed(Stream& s, const Buffer& gain, int rows, int x_row0 = 0);
+  // x += post-norm(tmp) in a pass of its own, for a post-norm project_and_add left pending.
+  void add_pending_post_norm(Stream& s);
 
   const LoadedModel& m_;
   const ModelConfig& c_;
@@ -90,7 +92,13 @@ class VulkanModel final : public DeviceModel, public std::enable_shared_from_thi
   int ctx_;
   Ops::KvLayout kv_;
   // Activations, max_batch rows each, shared by the sequences (they run one at a time).
-  Buffer x_, h_, q_, k_, v_, attn_, gate_up_, act_, tmp_;
+  // The residual stream lives in x_, one of two buffers: a post-norm folded into the next
+  // product (decode) writes the sum into the other one while every workgroup reads x_.
+  Buffer x_a_, x_b_;
+  Buffer* x_ = &x_a_;
+  const Buffer* post_norm_pending_ = nullptr;  // tmp_ waits for this post-norm and its add to x_
+  int pending_rows_ = 0;
+  Buffer h_, q_, k_, v_, attn_, gate_up_, act_, tmp_;
   Buffer attn_part_;  // attention's splits
   // Per pass, written by the host.
   Buffer x_in_, pos_;
@@ -155,7 +163,7 @@ VulkanModel::VulkanModel(const LoadedModel& m, int ctx, int max_batch, int devic
   const size_t kvd = static_cast<size_t>(c_.n_kv_heads) * static_cast<size_t>(c_.head_dim);
   const size_t ff = static_cast<size_t>(c_.d_ff);
   auto activations = [&](size_t n) { return dev_->alloc(n * sizeof(float), Memory::Device); };
-  x_ = activations(B * d), h_ = activations(B * std::max(d, qd)), tmp_ = activations(B * d);
+  x_a_ = activations(B * d), x_b_ = activations(B * d), h_ = activations(B * std::max(d, qd)), tmp_ = activations(B * d);
   q_ = activations(B * qd), attn_ = activations(B * qd), k_ = activations(B * kvd), v_ = activations(B * kvd);
   gate_up_ = activations(B * 2 * ff), act_ = activations(B * ff);
   attn_part_ = ops_->attention_part(kv_, c_.n_heads, max_batch);
@@ -228,10 +236,26 @@ void VulkanModel::fill_angles(Angles& a, int n, int pos0) {
 }
 
 VulkanModel::NormedInput VulkanModel::normed(Stream& s, const Buffer& gain, int rows, int x_row0) {
-  if (x_row0 == 0 && Ops::folds_norm(rows)) return {&x_, {&gain, c_.rms_eps}, true};
-  ops_->rmsnorm(s, x_, gain, h_, rows, c_.d_model, c_.rms_eps, x_row0);
+  if (x_row0 == 0 && Ops::folds_norm(rows)) {
+    NormedInput in{x_, {&gain, c_.rms_eps}, true};
+    if (post_norm_pending_ != nullptr) {  // x + post-norm(tmp) computed by the product too
+      Buffer* next = x_ == &x_a_ ? &x_b_ : &x_a_;
+      in.fold.residual = &tmp_, in.fold.residual_gain = post_norm_pending_, in.fold.x_out = next;
+      x_ = next, post_norm_pending_ = nullptr;
+    }
+    return in;
+  }
+  add_pending_post_norm(s);
+  ops_->rmsnorm(s, *x_, gain, h_, rows, c_.d_model, c_.rms_eps, x_row0);
   s.barrier();
   return {&h_, {}, false};
+}
+
+void VulkanModel::add_pending_post_norm(Stream& s) {
+  if (post_norm_pending_ == nullptr) return;
+  ops_->rmsnorm(s, tmp_, *post_norm_pending_, *x_, pending_rows_, c_.d_model, c_.rms_eps, 0, true);
+  s.barrier();
+  post_norm_pending_ = nullptr;
 }
 
 // x += [post-norm](Wo · attention(RoPE(QK-norm(Wq h + bq), ...))), h = norm(x).
@@ -275,19 +299,19 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
 }
 
 // x += [post-norm](W in (+ b)): accumulated into x by the matmul itself, or by the norm
-// where one comes between.
+// where one comes between: in the next product's pass where that folds its input norm
+// (normed()), else in a pass of its own.
 void VulkanModel::project_and_add(Stream& s, const DeviceMatrix& w, const Buffer& in, const Buffer* b,
                                     const Buffer& post_norm, int n) {
-  const int64_t d = c_.d_model;
   if (post_norm.size() == 0) {
-    ops_->matmul(s, w, in, x_, n, b, true);
+    ops_->matmul(s, w, in, *x_, n, b, true);
     s.barrier();
     return;
   }
   ops_->matmul(s, w, in, tmp_, n, b);
   s.barrier();
-  ops_->rmsnorm(s, tmp_, post_norm, x_, n, d, c_.rms_eps, 0, true);
-  s.barrier();
+  post_norm_pending_ = &post_norm, pending_rows_ = n;
+  if (!Ops::folds_norm(n) || !ops_->fold_post_norms()) add_pending_post_norm(s);
 }
 
 // x += [post-norm](W_down · (act(W_gate h) * W_up h)), h = norm(x).
@@ -343,7 +367,8 @@ void VulkanModel::forward(SequenceState& seq, const int32_t* tokens, int n, int 
   const bool replayable = n == 1;
   Stream& s = replayable ? *seq.decode : *stream_;
   if (!(replayable && s.kept())) {
-    s.copy(x_in_, 0, x_, 0, static_cast<size_t>(n * d) * sizeof(float));
+    x_ = &x_a_;
+    s.copy(x_in_, 0, *x_, 0, static_cast<size_t>(n * d) * sizeof(float));
     const size_t angle_bytes = static_cast<size_t>(n * (c_.head_dim / 2)) * sizeof(float);
     for (Angles* a : {&global_, &local_})
       if (a == &global_ || c_.sliding_window > 0) {

@@ -31,7 +31,7 @@ const char* kernel_type(DType t) {
 }
 
 // The matrix kernels' push-constant flags (matvec.comp, matmul.comp).
-constexpr uint32_t kAddBias = 1, kAccumulate = 2, kGelu = 4, kNorm = 8;
+constexpr uint32_t kAddBias = 1, kAccumulate = 2, kGelu = 4, kNorm = 8, kResidual = 16;
 
 // Workgroups for n items, one each: x up to 65535 (the smallest limit Vulkan allows), then y.
 void groups_for(int64_t n, uint32_t& gx, uint32_t& gy) {
@@ -62,6 +62,8 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
   fresh_kv_ = dec != nullptr && std::strcmp(dec, "fresh") == 0;
+  const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
+  fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
 
 const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) {
@@ -171,14 +173,20 @@ std::string Ops::matvec_kernel(const DeviceMatrix& w, const char* glu, bool wide
 void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
                   int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
                   const InputNorm* norm) {
-  if (norm != nullptr && norm->gain->size() < static_cast<size_t>(w.cols) * sizeof(float))
-    throw Error("vulkan: a norm's gain shorter than the columns");
+  const size_t row_floats = static_cast<size_t>(w.cols), input_floats = static_cast<size_t>(n_tokens * w.cols);
+  if (norm != nullptr && norm->gain->size() < row_floats * sizeof(float)) throw Error("vulkan: a norm's gain shorter than the columns");
+  const bool residual = norm != nullptr && norm->residual != nullptr;
+  if (residual && (norm->residual_gain == nullptr || norm->x_out == nullptr || norm->x_out == &x ||
+                   norm->residual->size() < input_floats * sizeof(float) || norm->x_out->size() < input_floats * sizeof(float) ||
+                   norm->residual_gain->size() < row_floats * sizeof(float)))
+    throw Error("vulkan: a folded post-norm's buffers do not fit the shapes");
   struct {
     uint32_t rows, cols, row_u16, n_tokens, flags;
     float eps;
     uint32_t split0, split1;
   } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
-         to_u32(n_tokens, "token count"), flags | (norm != nullptr ? kNorm : 0u), norm != nullptr ? norm->eps : 0.0f,
+         to_u32(n_tokens, "token count"), flags | (norm != nullptr ? kNorm : 0u) | (residual ? kResidual : 0u),
+         norm != nullptr ? norm->eps : 0.0f,
          to_u32(out.split0, "row count"), to_u32(out.split1, "row count")};
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
   if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float)) throw Error("vulkan: matmul input smaller than the shapes");
@@ -187,9 +195,10 @@ void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, con
   const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
   // Bindings a dispatch does not use still need a buffer: the weights (never read) or the
   // first output (never written through them).
-  s.dispatch(kernel(name.c_str(), 7, sizeof push),
+  s.dispatch(kernel(name.c_str(), 10, sizeof push),
              {&w.data, &x, out.y, bias != nullptr ? bias : &w.data, norm != nullptr ? norm->gain : &w.data,
-              out.y2 != nullptr ? out.y2 : out.y, out.y3 != nullptr ? out.y3 : out.y},
+              out.y2 != nullptr ? out.y2 : out.y, out.y3 != nullptr ? out.y3 : out.y, residual ? norm->residual : &w.data,
+              residual ? norm->residual_gain : &w.data, residual ? norm->x_out : out.y},
              &push, gx, gy, gz);
 }
 

@@ -55,15 +55,24 @@ class Ops {
   // (MINNOW_VULKAN_DECODE=fresh): two barriers a layer fewer, but measured slower on an H100
   // with host-memory angle tables (2026-12-06), so off until timed with device-memory ones.
   bool fresh_kv() const { return fresh_kv_; }
+  // Post-norms (Gemma 3) added to the residual by the next matrix-vector product
+  // (InputNorm::residual), unless MINNOW_VULKAN_POSTNORM=pass: a pass of their own.
+  bool fold_post_norms() const { return fold_post_norms_; }
 
   // Uploads w's rows (w.data: GGUF's layout). Throws Error for a type no kernel reads.
   DeviceMatrix upload(const kernels::WeightView& w);
 
   // An RMSNorm of the input rows folded into the product that reads them: x / rms(x) * gain.
   // Only for folds_norm(n_tokens) (the matrix-vector kernels, which read whole rows).
+  // With residual, the previous block's post-norm and residual add come first: the input is
+  // x + residual / rms(residual) * residual_gain, which the product also writes to x_out
+  // (rows as x's; not x itself, which other workgroups still read).
   struct InputNorm {
     const Buffer* gain;
     float eps;
+    const Buffer* residual = nullptr;
+    const Buffer* residual_gain = nullptr;
+    Buffer* x_out = nullptr;
   };
   static bool folds_norm(int64_t n_tokens) { return n_tokens < kTiledMinTokens; }
 
@@ -158,7 +167,7 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_wide_stores_ = false, fresh_kv_ = false;
+  bool subgroups_, coopmat_, coop_wide_stores_ = false, fresh_kv_ = false, fold_post_norms_ = true;
   Matvec matvec_ = Matvec::Units;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;

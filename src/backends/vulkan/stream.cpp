@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -117,6 +118,8 @@ void Kernel::destroy() {
 }
 
 Stream::Stream(Device& dev, const char* name) : dev_(dev), name_(name) {
+  const char* b = std::getenv("MINNOW_VULKAN_BARRIER");
+  lean_barriers_ = b == nullptr || std::strcmp(b, "all") != 0;
   const DeviceApi& a = dev.api();
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -248,17 +251,23 @@ void Stream::copy(const Buffer& src, size_t src_offset, Buffer& dst, size_t dst_
   begin();
   VkBufferCopy region{src_offset, dst_offset, bytes};
   dev_.api().vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+  copied_ = true;
   stamp("copy");
 }
 
 void Stream::barrier() {
   begin();
+  // Between two dispatches a compute-to-compute dependency is all it takes; the transfer
+  // stage joins where a copy came before (copies only start passes here). A copy after
+  // dispatches would need it on the destination side: copy() is never recorded there.
+  const bool transfer = copied_ || !lean_barriers_;
+  copied_ = false;
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-  dev_.api().vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                                  nullptr, 0, nullptr);
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | (transfer ? VkAccessFlags{VK_ACCESS_TRANSFER_WRITE_BIT} : 0u);
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | (lean_barriers_ ? 0u : VkAccessFlags{VK_ACCESS_TRANSFER_READ_BIT});
+  const VkPipelineStageFlags src = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (transfer ? VkPipelineStageFlags{VK_PIPELINE_STAGE_TRANSFER_BIT} : 0u);
+  const VkPipelineStageFlags dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | (lean_barriers_ ? 0u : VkPipelineStageFlags{VK_PIPELINE_STAGE_TRANSFER_BIT});
+  dev_.api().vkCmdPipelineBarrier(cmd_, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 void Stream::end_recording() {

@@ -84,6 +84,9 @@ class Stream {
   void run_and_wait();
   bool recording_ = false;
   bool kept_ = false;
+  // Barriers name the transfer stage only next to a copy (MINNOW_VULKAN_BARRIER=all: always).
+  bool copied_ = false;  // a copy since the last barrier
+  bool lean_barriers_ = true;
   // Profiling: one timestamp after each command, labelled.
   const char* name_;
   VkQueryPool queries_ = VK_NULL_HANDLE;

@@ -13,11 +13,11 @@ layout(push_constant) uniform Push {
   uint rows, cols;
   uint row_u16;  // a row's size in 16-bit words
   uint n_tokens;
-  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu; kNorm
-  float eps;   // kNorm's
+  uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu; kNorm; kResidual
+  float eps;   // kNorm's (and kResidual's)
   uint split0, split1;  // rows, rows: one output
 } p;
-const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u, kNorm = 8u;
+const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u, kNorm = 8u, kResidual = 16u;
 
 void store(uint t, uint r, float v) {
   if ((p.flags & kAddBias) != 0u) v += bias[r];

@@ -6,7 +6,8 @@
 // With GLU, W is the gate matrix stacked on the up matrix (rows = 2 ff) and the workgroup
 // takes rows r of both: y[t * ff + r] = act(gate . x) * (up . x), the FFN's first half in
 // one pass. With kNorm, the input rows are RMS-normalized on the way (x / rms(x) * gain, the
-// block's norm folded in: each workgroup sums the squares of the whole row it reads anyway).
+// block's norm folded in: each workgroup sums the squares of the whole row it reads anyway);
+// with kResidual too, a post-norm's add comes first (matvec_rows.glsl).
 #extension GL_GOOGLE_include_directive : require
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
@@ -29,9 +30,11 @@ void main() {
   for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
   const bool norm = (p.flags & kNorm) != 0u;
+  const float rscale = residual_scale(t, lid);
+  const bool writer = group == 0u;
   for (uint u = lid; u < units; u += kThreads) {
     vec4 xv[8];  // the unit's inputs, read once for all rows
-    for (uint k = 0u; k < 8u; ++k) xv[k] = x4[xt + u * 8u + k];
+    for (uint k = 0u; k < 8u; ++k) xv[k] = input4(xt + u * 8u + k, u * 8u + k, rscale, writer);
     if (norm)
       for (uint k = 0u; k < 8u; ++k) {
         acc[kRows] += dot(xv[k], xv[k]);

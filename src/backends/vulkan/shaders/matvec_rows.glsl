@@ -26,6 +26,55 @@ bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
 // The rows' sums, then the input's sum of squares (kNorm).
 shared float partial[kRows + 1u][kThreads];
 
+// The sum of every thread's v, in every thread. Every thread of the workgroup calls it.
+float workgroup_sum(float v, uint lid) {
+#if defined(SUBGROUPS)
+  const float s = subgroupAdd(v);
+  if (subgroupElect()) partial[0][gl_SubgroupID] = s;
+  barrier();
+  float total = 0.0;
+  for (uint g = 0u; g < gl_NumSubgroups; ++g) total += partial[0][g];
+#else
+  partial[0][lid] = v;
+  barrier();
+  for (uint s = kThreads / 2u; s > 0u; s >>= 1) {
+    if (lid < s) partial[0][lid] += partial[0][lid + s];
+    barrier();
+  }
+  const float total = partial[0][0];
+#endif
+  barrier();  // before partial is written again
+  return total;
+}
+
+// kResidual (with kNorm): the input row is x + res / rms(res) * post_gain, the previous
+// block's output put through its post-norm and added to the residual stream here instead
+// of in a pass of its own (Gemma 3). Every workgroup computes it from the rows it reads
+// anyway; the first also writes it to x_out, the stream's next buffer (x is read meanwhile).
+layout(binding = 7, std430) readonly buffer Residual { vec4 res4[]; };
+layout(binding = 8, std430) readonly buffer PostGain { vec4 post_gain4[]; };
+layout(binding = 9, std430) writeonly buffer InputOut { vec4 x_out4[]; };
+
+// 1 / rms(res) of token t's row, in every thread (kResidual).
+float residual_scale(uint t, uint lid) {
+  if ((p.flags & kResidual) == 0u) return 0.0;
+  const uint n4 = p.cols / 4u, at = t * n4;
+  float s = 0.0;
+  for (uint i = lid; i < n4; i += kThreads) s += dot(res4[at + i], res4[at + i]);
+  return inversesqrt(workgroup_sum(s, lid) / float(p.cols) + p.eps);
+}
+
+// Four inputs: x4[at] (columns 4 col4 ..), plus the post-normed residual with kResidual;
+// `writer`: the workgroup that stores that sum.
+vec4 input4(uint at, uint col4, float rscale, bool writer) {
+  vec4 v = x4[at];
+  if ((p.flags & kResidual) != 0u) {
+    v += res4[at] * rscale * post_gain4[col4];
+    if (writer) x_out4[at] = v;
+  }
+  return v;
+}
+
 // acc[i]: this thread's share of row i's product; acc[kRows]: of the input's sum of squares
 // (norm). Every thread of the workgroup calls it.
 void finish_rows(float acc[kRows + 1u], uint t, uint r0, uint lid, bool norm) {

@@ -6,7 +6,7 @@
 // input, so a subgroup's loads are few and contiguous (matvec.comp's threads each decode a
 // whole 32-value unit, 48 or more bytes apart). Each lane's 16 inputs are read once for all
 // rows; products are taken on the quantized values and scaled per sub-block:
-// d * sc * (q . x) - dmin * mn * sum(x). GLU, WIDE and kNorm as in matvec.comp.
+// d * sc * (q . x) - dmin * mn * sum(x). GLU, WIDE, kNorm and kResidual as in matvec.comp.
 #extension GL_GOOGLE_include_directive : require
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
@@ -88,11 +88,13 @@ void main() {
   for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
   const uint blocks = p.cols / 256u;
   const bool norm = (p.flags & kNorm) != 0u;
+  const float rscale = residual_scale(t, lid);
+  const bool writer = group == 0u;
   for (uint sb = slot; sb < blocks; sb += kSlots) {
     vec4 xv[4];  // the lane's 16 inputs, read once for all rows
     for (uint k = 0u; k < 4u; ++k) {
       const uint col = 256u * sb + x_offset(lane, k);
-      xv[k] = x4[(t * p.cols + col) >> 2];
+      xv[k] = input4((t * p.cols + col) >> 2, col >> 2, rscale, writer);
       if (norm) {
         acc[kRows] += dot(xv[k], xv[k]);
         xv[k] *= gain4[col >> 2];
