@@ -12,6 +12,7 @@
 // rotated on loading; the first query head of each KV head writes them into the cache, so a
 // decode pass needs no store_kv dispatch and barrier. The heads' RMS norms before RoPE
 // (Gemma 3's QK norms: kQNorm, kKNorm in `fresh`) are taken here too.
+#extension GL_GOOGLE_include_directive : require
 #if defined(SUBGROUPS)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -46,6 +47,7 @@ layout(push_constant) uniform Push {
   uint half_split;
   float eps;  // the QK norms'
 } p;
+#include "rope.glsl"
 const uint kFresh = 1u, kQNorm = 2u, kKNorm = 4u;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
@@ -114,17 +116,10 @@ float normed(bool from_q, uint base, uint e) {
   if (from_q) return (p.fresh & kQNorm) != 0u ? q[base + e] * q_scale * q_gain[e] : q[base + e];
   return (p.fresh & kKNorm) != 0u ? k[base + e] * k_scale * k_gain[e] : k[base + e];
 }
-// The same after RoPE with token 0's angles: pairs (2i, 2i + 1), or (i, i + hd / 2) when
-// half_split, as store_kv.comp.
+// The same after RoPE with token 0's angles (rope.glsl, as store_kv.comp).
 float rotated(bool from_q, uint base, uint e) {
-  const uint half_dim = p.hd / 2u;
-  const bool split = p.half_split != 0u;
-  const bool second = split ? e >= half_dim : (e & 1u) != 0u;
-  const uint i = split ? (second ? e - half_dim : e) : e >> 1;
-  const uint a = split ? i : 2u * i, b = split ? i + half_dim : 2u * i + 1u;
-  const float xa = normed(from_q, base, a), xb = normed(from_q, base, b);
-  const float c = cs[i], s = sn[i];
-  return second ? xa * s + xb * c : xa * c - xb * s;
+  const RopePair r = rope_pair(e, p.hd, p.half_split != 0u);
+  return rope_turn(normed(from_q, base, r.a), normed(from_q, base, r.b), cs[r.i], sn[r.i], r.second);
 }
 
 // With fresh: the position whose row comes from k and v (none otherwise), and whether this

@@ -3,6 +3,7 @@
 // into the cache rows of position pos[t]. One thread per pair of values (one 32-bit word).
 // With n_q_heads > 0 the queries are rotated in place too (as rope.comp: one pass less),
 // one thread per pair of them.
+#extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 layout(binding = 0, std430) readonly buffer K { float k[]; };
 layout(binding = 1, std430) readonly buffer V { float v[]; };
@@ -18,17 +19,12 @@ layout(push_constant) uniform Push {
   uint row_words;    // words per position (n_kv_heads * hd / 2)
   uint n_q_heads;    // 0: no queries to rotate
 } p;
+#include "rope.glsl"
 
-// Key element e of the head at k[base..] after RoPE with the angles at row `ang` of the
-// tables: pairs (2i, 2i + 1), or (i, i + hd / 2) when half_split, as the CPU's rope.
+// Key element e of the head at k[base..] after RoPE with the angles at row `ang` of the tables.
 float rotated_k(uint base, uint e, uint ang) {
-  const uint half_dim = p.hd / 2u;
-  const bool split = p.half_split != 0u;
-  const bool second = split ? e >= half_dim : (e & 1u) != 0u;
-  const uint i = split ? (second ? e - half_dim : e) : e >> 1;
-  const uint a = split ? i : 2u * i, b = split ? i + half_dim : 2u * i + 1u;
-  const float c = cs[ang + i], s = sn[ang + i], xa = k[base + a], xb = k[base + b];
-  return second ? xa * s + xb * c : xa * c - xb * s;
+  const RopePair r = rope_pair(e, p.hd, p.half_split != 0u);
+  return rope_turn(k[base + r.a], k[base + r.b], cs[ang + r.i], sn[ang + r.i], r.second);
 }
 
 void main() {
@@ -36,10 +32,10 @@ void main() {
   const uint id = gl_GlobalInvocationID.x + gl_NumWorkGroups.x * 256u * gl_GlobalInvocationID.y;
   if (id < p.n_tokens * p.n_q_heads * half_dim) {
     const uint i = id % half_dim, head = id / half_dim, t = head / p.n_q_heads, base = head * p.hd;
-    const uint a = p.half_split != 0u ? i : 2u * i, b = p.half_split != 0u ? i + half_dim : 2u * i + 1u;
-    const float c = cs[t * half_dim + i], s = sn[t * half_dim + i], xa = q[base + a], xb = q[base + b];
-    q[base + a] = xa * c - xb * s;
-    q[base + b] = xa * s + xb * c;
+    const RopePair r = rope_pair(p.half_split != 0u ? i : 2u * i, p.hd, p.half_split != 0u);
+    const float c = cs[t * half_dim + i], s = sn[t * half_dim + i], xa = q[base + r.a], xb = q[base + r.b];
+    q[base + r.a] = rope_turn(xa, xb, c, s, false);
+    q[base + r.b] = rope_turn(xa, xb, c, s, true);
   }
   if (id >= p.n_tokens * words) return;
   const uint t = id / words, w = id % words;
