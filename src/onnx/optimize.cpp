@@ -370,6 +370,9 @@ int fuse_pointwise_depthwise(Graph& g) {
       continue;
     const Tensor& wd = *g.constants.at(dw.inputs[1]);
     if (wd.shape()[0] != M || wd.shape()[1] != 1 || !all_equal(dw.get_ints("dilations"), 1)) continue;
+    // A kernel_shape that disagrees with the filters stays on Conv, which refuses it.
+    const std::vector<int64_t> kernel = dw.get_ints("kernel_shape");
+    if (!kernel.empty() && kernel != std::vector<int64_t>{wd.shape()[2], wd.shape()[3]}) continue;
     const bool bias_d = dw.inputs.size() > 2 && dw.inputs[2] >= 0;
     if (bias_d && !float_constant(dw.inputs[2], 1)) continue;
     for (const char* a : {"lo", "hi", "hard_swish", "scale", "shift"}) {

@@ -242,6 +242,21 @@ TEST(Onnx, PointwiseDepthwiseFusionMatchesTheNodes) {
     for (int64_t i = 0; i < want.size(); ++i)
       ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5f * (1 + std::fabs(want.data<float>()[i]))) << i;
   }
+  // A depthwise kernel_shape that disagrees with its filters is not fused away: Conv refuses it.
+  Msg g;
+  Msg dw = node("Conv", {"e", "wd"}, {"y"});
+  dw.m(5, Msg().s(1, "group").i(20, 2).i(3, 4)).m(5, Msg().s(1, "kernel_shape").i(20, 7).i(8, 5).i(8, 5));
+  g.m(1, node("Conv", {"x", "w1"}, {"e"})).m(1, dw);
+  g.m(5, float_tensor("w1", {4, 2, 1, 1}, std::vector<float>(8, 0.5f)));
+  g.m(5, float_tensor("wd", {4, 1, 3, 3}, std::vector<float>(36, 0.25f)));
+  g.m(11, value_info("x", {1, 2, 6, 6})).m(12, value_info("y", {-1, -1, -1, -1}));
+  auto s = Interpreter::from_bytes(model(g))->create_session();
+  try {
+    s->run();
+    FAIL() << "a kernel_shape of 5 x 5 for 3 x 3 filters accepted";
+  } catch (const minnow::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel_shape differs"), std::string::npos) << e.what();
+  }
 }
 
 // Conv through the padded stride-phase planes and the depthwise row kernels: several images,
