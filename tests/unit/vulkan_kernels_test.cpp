@@ -215,6 +215,7 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
                        " tokens" + (subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2));
           ops.use_subgroups(subgroups);
           ops.use_matvec(kind);
+          ops.cap_matvec_groups(variant % 3 == 1 ? 5 : 0);  // workgroups taking several row groups
           const int64_t rows = 67, ff = 37;
           const DTypeTraits& tr = dtype_traits(t);
           const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
@@ -268,6 +269,7 @@ TEST(VulkanKernels, PostNormFoldedIntoProductsMatchesAddThenProduct) {
                        " tokens" + (subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2));
           ops.use_subgroups(subgroups);
           ops.use_matvec(kind);
+          ops.cap_matvec_groups(variant % 3 == 0 ? 3 : 0);  // workgroups taking several row groups
           const int64_t rows = 45, ff = 29;
           const size_t n = static_cast<size_t>(n_tokens * cols);
           const DTypeTraits& tr = dtype_traits(t);
@@ -303,6 +305,7 @@ TEST(VulkanKernels, PostNormFoldedIntoProductsMatchesAddThenProduct) {
                        download_floats(*dev, a_ref, static_cast<size_t>(n_tokens * ff)), 1e-3f, "GLU matvec after the post-norm",
                        true);
         }
+  ops.cap_matvec_groups(0);
   Buffer b = dev->alloc(4096, Memory::Device), x = dev->alloc(4096, Memory::Device), y = dev->alloc(4096, Memory::Device);
   std::vector<uint8_t> w = random_rows(DType::Q8_0, 2, 32, rng);
   DeviceMatrix m = ops.upload({DType::Q8_0, w.data(), 2, 32, 34});

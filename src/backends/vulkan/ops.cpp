@@ -62,6 +62,7 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
   fresh_kv_ = dec != nullptr && std::strcmp(dec, "fresh") == 0;
+  if (const char* cap = std::getenv("MINNOW_VULKAN_MATVEC_GROUPS")) matvec_groups_cap_ = std::max(0L, std::atol(cap));
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
@@ -191,7 +192,9 @@ void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, con
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
   if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float)) throw Error("vulkan: matmul input smaller than the shapes");
   uint32_t gx, gy;
-  groups_for((w.rows + rows_per_group - 1) / rows_per_group, gx, gy);
+  int64_t groups = (w.rows + rows_per_group - 1) / rows_per_group;
+  if (tokens_per_group == 1 && matvec_groups_cap_ > 0) groups = std::min(groups, matvec_groups_cap_);  // matvec_rows.glsl
+  groups_for(groups, gx, gy);
   const uint32_t gz = static_cast<uint32_t>((n_tokens + tokens_per_group - 1) / tokens_per_group);
   // Bindings a dispatch does not use still need a buffer: the weights (never read) or the
   // first output (never written through them).

@@ -39,6 +39,9 @@ class Ops {
   // Matrix-vector products take 8 rows a workgroup (4 of gate and of up) where that still
   // gives `groups` workgroups, else 2; tests set 0 / a large number to check both kernels.
   void wide_rows_from(int64_t groups) { wide_rows_groups_ = groups; }
+  // Matrix-vector grids of at most `groups` workgroups, each then taking several row groups
+  // in turn (0: one each, the default; MINNOW_VULKAN_MATVEC_GROUPS=N); tests check both.
+  void cap_matvec_groups(int64_t groups) { matvec_groups_cap_ = groups; }
   static constexpr int64_t kWideRowsGroups = 1024;  // the default
   // How matrix-vector products of K-quant rows (Q4_K, Q5_K, Q6_K) split the work: each of
   // 64 threads a whole 32-value unit (matvec.comp), or 16 lanes a super-block with 64 or 32
@@ -171,6 +174,7 @@ class Ops {
   Matvec matvec_ = Matvec::Units;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;
+  int64_t matvec_groups_cap_ = 0;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
 };
 

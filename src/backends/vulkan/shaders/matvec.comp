@@ -24,30 +24,33 @@ const uint kThreads = 64u;
 
 void main() {
   // Row groups beyond the 65535 of one dimension continue in y.
-  const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * kHalf;
-  float acc[kRows + 1u];
-  for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
+  const uint first = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
+  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
   const bool norm = (p.flags & kNorm) != 0u;
   const float rscale = residual_scale(t, lid);
-  const bool writer = group == 0u;
-  for (uint u = lid; u < units; u += kThreads) {
-    vec4 xv[8];  // the unit's inputs, read once for all rows
-    for (uint k = 0u; k < 8u; ++k) xv[k] = input4(xt + u * 8u + k, u * 8u + k, rscale, writer);
-    if (norm)
-      for (uint k = 0u; k < 8u; ++k) {
-        acc[kRows] += dot(xv[k], xv[k]);
-        xv[k] *= gain4[u * 8u + k];
+  for (uint group = first; group < row_groups(); group += gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
+    const uint r0 = group * kHalf;
+    const bool writer = group == 0u;
+    float acc[kRows + 1u];
+    for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
+    for (uint u = lid; u < units; u += kThreads) {
+      vec4 xv[8];  // the unit's inputs, read once for all rows
+      for (uint k = 0u; k < 8u; ++k) xv[k] = input4(xt + u * 8u + k, u * 8u + k, rscale, writer);
+      if (norm)
+        for (uint k = 0u; k < 8u; ++k) {
+          acc[kRows] += dot(xv[k], xv[k]);
+          xv[k] *= gain4[u * 8u + k];
+        }
+      for (uint i = 0u; i < kRows; ++i) {
+        if (!row_in(r0, i)) continue;
+        vec4 v[8];
+        unit_load(row_of(r0, i) * p.row_u16, u, v);
+        float a = 0.0;
+        for (uint k = 0u; k < 8u; ++k) a += dot(v[k], xv[k]);
+        acc[i] += a;
       }
-    for (uint i = 0u; i < kRows; ++i) {
-      if (!row_in(r0, i)) continue;
-      vec4 v[8];
-      unit_load(row_of(r0, i) * p.row_u16, u, v);
-      float a = 0.0;
-      for (uint k = 0u; k < 8u; ++k) a += dot(v[k], xv[k]);
-      acc[i] += a;
     }
+    finish_rows(acc, t, r0, lid, norm);
   }
-  finish_rows(acc, t, r0, lid, norm);
 }

@@ -23,6 +23,16 @@ const uint kRows = kHalf;
 uint row_of(uint r0, uint i) { return r0 + i; }
 bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
 #endif
+// Groups of kHalf rows (of the gate, and as many of up, with GLU). A workgroup takes
+// groups first, first + its grid's size, ...: one, unless Ops capped the grid.
+uint row_groups() {
+#if defined(GLU)
+  return (p.rows / 2u + kHalf - 1u) / kHalf;
+#else
+  return (p.rows + kHalf - 1u) / kHalf;
+#endif
+}
+
 // The rows' sums, then the input's sum of squares (kNorm).
 shared float partial[kRows + 1u][kThreads];
 

@@ -81,28 +81,31 @@ float block_dot(uint rb, uint sb, uint lane, vec4 xv[4], vec2 xs_unused) {
 #endif
 
 void main() {
-  const uint group = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
-  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x, r0 = group * kHalf;
+  const uint first = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
+  const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint slot = lid / kLanes, lane = lid % kLanes;
-  float acc[kRows + 1u];
-  for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
   const uint blocks = p.cols / 256u;
   const bool norm = (p.flags & kNorm) != 0u;
   const float rscale = residual_scale(t, lid);
-  const bool writer = group == 0u;
-  for (uint sb = slot; sb < blocks; sb += kSlots) {
-    vec4 xv[4];  // the lane's 16 inputs, read once for all rows
-    for (uint k = 0u; k < 4u; ++k) {
-      const uint col = 256u * sb + x_offset(lane, k);
-      xv[k] = input4((t * p.cols + col) >> 2, col >> 2, rscale, writer);
-      if (norm) {
-        acc[kRows] += dot(xv[k], xv[k]);
-        xv[k] *= gain4[col >> 2];
+  for (uint group = first; group < row_groups(); group += gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
+    const uint r0 = group * kHalf;
+    const bool writer = group == 0u;
+    float acc[kRows + 1u];
+    for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
+    for (uint sb = slot; sb < blocks; sb += kSlots) {
+      vec4 xv[4];  // the lane's 16 inputs, read once for all rows
+      for (uint k = 0u; k < 4u; ++k) {
+        const uint col = 256u * sb + x_offset(lane, k);
+        xv[k] = input4((t * p.cols + col) >> 2, col >> 2, rscale, writer);
+        if (norm) {
+          acc[kRows] += dot(xv[k], xv[k]);
+          xv[k] *= gain4[col >> 2];
+        }
       }
+      const vec2 xs = vec2(dot(xv[0] + xv[1], vec4(1.0)), dot(xv[2] + xv[3], vec4(1.0)));
+      for (uint i = 0u; i < kRows; ++i)
+        if (row_in(r0, i)) acc[i] += block_dot(2u * row_of(r0, i) * p.row_u16, sb, lane, xv, xs);
     }
-    const vec2 xs = vec2(dot(xv[0] + xv[1], vec4(1.0)), dot(xv[2] + xv[3], vec4(1.0)));
-    for (uint i = 0u; i < kRows; ++i)
-      if (row_in(r0, i)) acc[i] += block_dot(2u * row_of(r0, i) * p.row_u16, sb, lane, xv, xs);
+    finish_rows(acc, t, r0, lid, norm);
   }
-  finish_rows(acc, t, r0, lid, norm);
 }
