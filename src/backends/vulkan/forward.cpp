@@ -278,15 +278,15 @@ void VulkanModel::attention_block(Stream& s, SequenceState& seq, int l, int n) {
   s.barrier();
   // Decode with fresh keys (Ops::fresh_kv): attention rotates the token's query and key,
   // normalized first where the family has QK norms, and writes its key and value itself.
-  const bool decode = n == 1 && ops_->fresh_kv();
-  if (!decode && (L.q_norm.size() != 0 || L.k_norm.size() != 0)) {
+  const bool decode = n == 1 && ops_->fresh_kv(), norms_in_attention = decode && ops_->fresh_qk_norms();
+  if (!norms_in_attention && (L.q_norm.size() != 0 || L.k_norm.size() != 0)) {
     if (L.q_norm.size() != 0) ops_->rmsnorm(s, q_, L.q_norm, q_, n * c_.n_heads, hd, c_.rms_eps);
     if (L.k_norm.size() != 0) ops_->rmsnorm(s, k_, L.k_norm, k_, n * c_.n_kv_heads, hd, c_.rms_eps);
     s.barrier();
   }
   const Angles& a = c_.is_sliding(l) ? local_ : global_;
-  const Ops::FreshKv fresh{&k_, &v_, &a.cos, &a.sin, half_split, L.q_norm.size() != 0 ? &L.q_norm : nullptr,
-                           L.k_norm.size() != 0 ? &L.k_norm : nullptr, c_.rms_eps};
+  const Ops::FreshKv fresh{&k_, &v_, &a.cos, &a.sin, half_split, norms_in_attention && L.q_norm.size() != 0 ? &L.q_norm : nullptr,
+                           norms_in_attention && L.k_norm.size() != 0 ? &L.k_norm : nullptr, c_.rms_eps};
   if (!decode) {
     ops_->store_kv(s, k_, v_, a.cos, a.sin, pos_, seq.k_cache, seq.v_cache, kv_, l - first_, n, half_split, &q_, c_.n_heads);
     s.barrier();

@@ -61,7 +61,8 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
-  fresh_kv_ = dec != nullptr && std::strcmp(dec, "fresh") == 0;
+  fresh_kv_ = dec == nullptr || std::strcmp(dec, "store") != 0;
+  fresh_qk_norms_ = dec == nullptr || std::strcmp(dec, "norms-apart") != 0;
   if (const char* cap = std::getenv("MINNOW_VULKAN_MATVEC_GROUPS")) matvec_groups_cap_ = std::max(0L, std::atol(cap));
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;

@@ -54,10 +54,12 @@ class Ops {
   bool coopmat() const { return coopmat_; }
   // The tensor-core matmul staging halves 8 at a time (MINNOW_VULKAN_COOPMAT=wide).
   void use_coop_wide_stores(bool on) { coop_wide_stores_ = on; }
-  // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it
-  // (MINNOW_VULKAN_DECODE=fresh): two barriers a layer fewer, but measured slower on an H100
-  // with host-memory angle tables (2026-12-06), so off until timed with device-memory ones.
+  // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it:
+  // two barriers a layer fewer; 2-6% faster decode on an H100 (2026-12-06, docs/vulkan.md).
+  // MINNOW_VULKAN_DECODE=store: the KV-write pass; =norms-apart: the QK norms in their own
+  // pass before the fresh-key attention (for timing).
   bool fresh_kv() const { return fresh_kv_; }
+  bool fresh_qk_norms() const { return fresh_qk_norms_; }
   // Post-norms (Gemma 3) added to the residual by the next matrix-vector product
   // (InputNorm::residual), unless MINNOW_VULKAN_POSTNORM=pass: a pass of their own.
   bool fold_post_norms() const { return fold_post_norms_; }
@@ -170,7 +172,7 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_wide_stores_ = false, fresh_kv_ = false, fold_post_norms_ = true;
+  bool subgroups_, coopmat_, coop_wide_stores_ = false, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
   Matvec matvec_ = Matvec::Units;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;
