@@ -367,7 +367,7 @@ void VulkanModel::forward(SequenceState& seq, const int32_t* tokens, int n, int 
   const bool replayable = n == 1;
   Stream& s = replayable ? *seq.decode : *stream_;
   if (!(replayable && s.kept())) {
-    x_ = &x_a_;
+    x_ = &x_a_, post_norm_pending_ = nullptr;  // a pass cut short by an error left nothing behind
     s.copy(x_in_, 0, *x_, 0, static_cast<size_t>(n * d) * sizeof(float));
     const size_t angle_bytes = static_cast<size_t>(n * (c_.head_dim / 2)) * sizeof(float);
     for (Angles* a : {&global_, &local_})
