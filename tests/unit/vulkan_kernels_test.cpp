@@ -199,6 +199,17 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
       ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
 }
 
+// Matrix-vector variant 0-5 (kernel kind: units, super-blocks of 64 or 32 threads; each with
+// and without subgroups), grids capped at `cap` workgroups (0: none); what it picked, for traces.
+std::string use_matvec_variant(Ops& ops, int variant, int64_t cap) {
+  const bool subgroups = variant % 2 == 0;
+  ops.use_subgroups(subgroups);
+  ops.use_matvec(variant < 2 ? Ops::Matvec::Units : variant < 4 ? Ops::Matvec::Blocks : Ops::Matvec::Blocks32);
+  ops.cap_matvec_groups(cap);
+  return std::string(subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2) +
+         (cap > 0 ? ", grid capped at " + std::to_string(cap) : "");
+}
+
 // An RMSNorm folded into the matrix-vector kernels (decode) against the norm's own kernel
 // followed by the product (each checked against the CPU above and below).
 TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
@@ -209,13 +220,8 @@ TEST(VulkanKernels, NormFoldedIntoProductsMatchesNormThenProduct) {
     for (int64_t cols : {256, 2304})
       for (int64_t n_tokens : {1, 3})
         for (int variant = 0; variant < 6; ++variant) {
-          const bool subgroups = variant % 2 == 0;
-          const Ops::Matvec kind = variant < 2 ? Ops::Matvec::Units : variant < 4 ? Ops::Matvec::Blocks : Ops::Matvec::Blocks32;
           SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(cols) + " columns, " + std::to_string(n_tokens) +
-                       " tokens" + (subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2));
-          ops.use_subgroups(subgroups);
-          ops.use_matvec(kind);
-          ops.cap_matvec_groups(variant % 3 == 1 ? 5 : 0);  // workgroups taking several row groups
+                       " tokens" + use_matvec_variant(ops, variant, variant % 3 == 1 ? 5 : 0));
           const int64_t rows = 67, ff = 37;
           const DTypeTraits& tr = dtype_traits(t);
           const size_t row_bytes = static_cast<size_t>(cols / tr.block_size * tr.block_bytes);
@@ -263,13 +269,8 @@ TEST(VulkanKernels, PostNormFoldedIntoProductsMatchesAddThenProduct) {
     for (int64_t cols : {256, 2304})
       for (int64_t n_tokens : {1, 3})
         for (int variant = 0; variant < 6; ++variant) {
-          const bool subgroups = variant % 2 == 0;
-          const Ops::Matvec kind = variant < 2 ? Ops::Matvec::Units : variant < 4 ? Ops::Matvec::Blocks : Ops::Matvec::Blocks32;
           SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(cols) + " columns, " + std::to_string(n_tokens) +
-                       " tokens" + (subgroups ? "" : ", no subgroups") + ", matvec kind " + std::to_string(variant / 2));
-          ops.use_subgroups(subgroups);
-          ops.use_matvec(kind);
-          ops.cap_matvec_groups(variant % 3 == 0 ? 3 : 0);  // workgroups taking several row groups
+                       " tokens" + use_matvec_variant(ops, variant, variant % 3 == 0 ? 3 : 0));
           const int64_t rows = 45, ff = 29;
           const size_t n = static_cast<size_t>(n_tokens * cols);
           const DTypeTraits& tr = dtype_traits(t);
