@@ -2,6 +2,10 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__APPLE__)
 #include <sys/sysctl.h>
 #elif defined(__aarch64__)
@@ -16,6 +20,26 @@ bool sysctl_flag(const char* name) {
   int v = 0;
   size_t size = sizeof v;
   return sysctlbyname(name, &v, &size, nullptr, 0) == 0 && v != 0;
+}
+#endif
+
+#if defined(__x86_64__)
+// AMX: CPUID leaf 7 EDX bits 24 (tiles) and 25 (int8), the OS saving the tile state (XCR0
+// bits 17 and 18), and on Linux the per-process permission for the large tile state, which
+// the kernel may refuse (then the tiles fault: no AMX).
+bool amx_usable() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE: xgetbv works
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & (3u << 17)) != (3u << 17)) return false;
+#if defined(__linux__)
+  constexpr long kReqXcompPerm = 0x1023, kXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) == 0;
+#else
+  return false;  // other systems' permission protocols are not wired up
+#endif
 }
 #endif
 
@@ -34,6 +58,7 @@ CpuFeatures detect() {
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
   // AVX512-BF16 is CPUID leaf 7, sub-leaf 1, EAX bit 5.
   f.avx512_bf16 = f.avx512_vnni && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5));
+  f.amx_int8 = f.avx512_vnni && amx_usable();
 #elif defined(__aarch64__) && defined(__APPLE__)
   f.neon = true;
   f.dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd");

@@ -10,6 +10,9 @@ struct CpuFeatures {
   bool avx_vnni = false;
   bool avx512_vnni = false;  // with AVX-512 F, BW and VL (every CPU with VNNI has them)
   bool avx512_bf16 = false;  // vdpbf16ps (Cooper Lake, Sapphire Rapids, Zen 4), with F, BW and VL
+  // AMX tiles with int8 products (Sapphire Rapids and later), with AVX-512 VNNI, and Linux's
+  // permission to use them granted to this process (arch_prctl ARCH_REQ_XCOMP_PERM).
+  bool amx_int8 = false;
   // aarch64 (NEON itself is part of every aarch64 CPU)
   bool neon = false;
   bool dotprod = false;  // sdot/udot (armv8.2-a FEAT_DotProd)

@@ -25,6 +25,7 @@ std::vector<const KernelTable*> runnable_tables() {
   if (cpu.avx512_vnni) v.push_back(&avx2_avx512vnni_kernels());
   if (cpu.avx_vnni) v.push_back(&avx2_vnni_kernels());
   if (cpu.avx512_vnni) v.push_back(&avx512_kernels());
+  if (cpu.amx_int8) v.push_back(&avx512_amx_kernels());
 #endif
 #if defined(MINNOW_HAVE_ARM_KERNELS)
   if (cpu.neon) v.push_back(&neon_kernels());

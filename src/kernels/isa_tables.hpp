@@ -10,6 +10,7 @@ const KernelTable& avx2_kernels();       // AVX2 + FMA + F16C
 const KernelTable& avx2_vnni_kernels();  // the same with AVX-VNNI packed kernels
 const KernelTable& avx2_avx512vnni_kernels();  // or AVX512-VNNI's vpdpbusd (256-bit, EVEX)
 const KernelTable& avx512_kernels();  // that, with 16-row packed kernels on 512-bit registers
+const KernelTable& avx512_amx_kernels();  // that, with prompts on AMX tiles
 #endif
 #if defined(MINNOW_HAVE_ARM_KERNELS)
 const KernelTable& neon_kernels();          // armv8.0-a: every 64-bit ARM CPU

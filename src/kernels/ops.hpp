@@ -110,6 +110,21 @@ constexpr int kMaxMultiTokens = 4;
 constexpr int kMaxMultiTokens16 = 8;  // the 16-row kernels' (KernelTable::packed16): 32 registers
 constexpr int kMaxAttnQueries = 4;
 
+// Prompt products on matrix tiles (AMX): the tokens' 15-bit blocks are laid out for the
+// tiles once per call (lay_out15, one tile of kTileTokens tokens per call, so callers may
+// split the tiles over threads), then rows15 computes rows r0..r1 of a packed matrix for
+// every token: y[t * w.rows + r]. r0 is a multiple of kTileRows; every number is the
+// 8-row kernels' (PackedDot15Fn), bit for bit.
+constexpr int kTileTokens = 16, kTileRows = 16;
+struct WeightView;
+struct PackedTiles {
+  int64_t min_tokens;  // below this the vector kernels are faster
+  bool (*supports)(DType t);
+  size_t (*layout_bytes)(int64_t n_tokens, int64_t nb);  // nb blocks of 32 per token; 64-byte aligned
+  void (*lay_out15)(const Q15Block* x, int64_t n_tokens, int64_t nb, int64_t tile, uint8_t* layout);
+  void (*rows15)(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y);
+};
+
 struct KernelTable {
   const char* name;
   DotF32Fn dot_f32;
@@ -191,11 +206,12 @@ struct KernelTable {
   // where the table has none; a function that returns nullptr for a type without them.
   PackedDotFn (*packed16)(DType t);
   PackedDot15Fn (*packed16_15)(DType t);
+  const PackedTiles* tiles;  // optional: prompts on matrix tiles, or nullptr
 };
 
 const KernelTable& ref_kernels();  // "scalar"
 // The SIMD tables compiled in that this CPU can run, best last: x86-64 "avx2",
-// "avx2+avx512vnni", "avx2+vnni", "avx512"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
+// "avx2+avx512vnni", "avx2+vnni", "avx512", "avx512+amx"; aarch64 "neon", "neon+dotprod", "neon+i8mm" (from HWCAP).
 std::span<const KernelTable* const> simd_kernels();
 // The scalar table or one of simd_kernels() by name, or nullptr.
 const KernelTable* kernels_named(std::string_view name);

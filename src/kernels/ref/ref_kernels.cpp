@@ -331,7 +331,8 @@ const KernelTable& ref_kernels() {
                              .to_q8 = quantize_q8,
                              .to_q15 = quantize_q15,
                              .packed16 = nullptr,
-                             .packed16_15 = nullptr};
+                             .packed16_15 = nullptr,
+                             .tiles = nullptr};
   return t;
 }
 

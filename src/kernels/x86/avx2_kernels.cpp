@@ -11,6 +11,7 @@
 #include "kernels/x86/attention_avx2.hpp"
 #include "kernels/x86/elementwise.hpp"
 #include "kernels/x86/fused_rows.hpp"
+#include "kernels/x86/packed_amx.hpp"
 #include "kernels/x86/packed_avx512.hpp"
 #include "kernels/x86/packed_dot.hpp"
 #include "kernels/x86/softmax.hpp"
@@ -399,7 +400,8 @@ const KernelTable& avx2_kernels() {
                              .to_q8 = quantize_q8_avx2,
                              .to_q15 = quantize_q15_avx2,
                              .packed16 = nullptr,
-                             .packed16_15 = nullptr};
+                             .packed16_15 = nullptr,
+                             .tiles = nullptr};
   return t;
 }
 
@@ -448,6 +450,16 @@ const KernelTable& avx512_kernels() {
     v.name = "avx512";
     v.packed16 = packed16_avx512;
     v.packed16_15 = packed16_15_avx512;
+    return v;
+  }();
+  return t;
+}
+
+const KernelTable& avx512_amx_kernels() {
+  static const KernelTable t = [] {
+    KernelTable v = avx512_kernels();
+    v.name = "avx512+amx";
+    v.tiles = &packed_tiles_amx();
     return v;
   }();
   return t;
