@@ -67,11 +67,16 @@ void lay_out15(const Q15Block* x, int64_t n_tokens, int64_t nb, int64_t tile, ui
   }
 }
 
-float half(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
+// The 8 rows' scale factors of a group (kernels/packed.hpp), as floats: halves, and 6- or
+// 8-bit integer scales; each product below is the reference's single rounding.
+__m256 halves8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+__m256 unsigned_bytes(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
+__m256 signed_bytes(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+__m256 negated(__m256 v) { return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f)); }
 
 // --- Unpacking one packed group-block (8 rows, kernels/packed.hpp) into 8 rows of w.
 
@@ -140,22 +145,20 @@ void unpack_group(const uint8_t* group, int64_t nb, int row0, RowsBlock* u) {
     constexpr size_t header = k6 ? 144 : 160, sub = 32 * planes + 128, super = header + 8 * sub;
     for (int64_t s = 0; s < nb / 8; ++s) {
       const uint8_t* g = group + s * super;
+      const __m256 d = halves8(g), dmin = k6 ? _mm256_setzero_ps() : halves8(g + 16);
       for (int j = 0; j < 8; ++j) {
         RowsBlock& b = u[8 * s + j];
         const uint8_t* q = g + header + j * sub;
         unpack_nibbles(q + 32 * planes, b.w + row0);
         for (int p = 0; p < planes; ++p) add_plane(q + 32 * p, static_cast<int8_t>(16 << p), b.w + row0);
         if (k6) subtract_32(b.w + row0);
-        for (int r = 0; r < 8; ++r) {
-          const float d = half(g + 2 * r);
-          if (k6) {
-            b.scale[0][row0 + r] = d * static_cast<float>(static_cast<int8_t>(g[16 + 8 * (2 * j) + r]));
-            b.scale[1][row0 + r] = d * static_cast<float>(static_cast<int8_t>(g[16 + 8 * (2 * j + 1) + r]));
-            b.min[row0 + r] = 0;
-          } else {
-            b.scale[0][row0 + r] = d * static_cast<float>(g[32 + 8 * j + r]);
-            b.min[row0 + r] = -(half(g + 16 + 2 * r) * static_cast<float>(g[96 + 8 * j + r]));
-          }
+        if (k6) {
+          _mm256_storeu_ps(b.scale[0] + row0, _mm256_mul_ps(d, signed_bytes(g + 16 + 8 * (2 * j))));
+          _mm256_storeu_ps(b.scale[1] + row0, _mm256_mul_ps(d, signed_bytes(g + 16 + 8 * (2 * j + 1))));
+          _mm256_storeu_ps(b.min + row0, _mm256_setzero_ps());
+        } else {
+          _mm256_storeu_ps(b.scale[0] + row0, _mm256_mul_ps(d, unsigned_bytes(g + 32 + 8 * j)));
+          _mm256_storeu_ps(b.min + row0, negated(_mm256_mul_ps(dmin, unsigned_bytes(g + 96 + 8 * j))));
         }
       }
     }
@@ -172,11 +175,12 @@ void unpack_group(const uint8_t* group, int64_t nb, int row0, RowsBlock* u) {
         unpack_nibbles(g + quants_at, b.w + row0);
         if (fifth) add_plane(g + plane_at, 16, b.w + row0);
       }
-      for (int r = 0; r < 8; ++r) {
-        const float d = half(g + 2 * r);
-        b.scale[0][row0 + r] = d;
-        b.min[row0 + r] = T == DType::Q8_0 ? 0.0f : has_min ? half(g + 16 + 2 * r) : d * (fifth ? -16.0f : -8.0f);
-      }
+      const __m256 d = halves8(g);
+      _mm256_storeu_ps(b.scale[0] + row0, d);
+      const __m256 min = T == DType::Q8_0 ? _mm256_setzero_ps()
+                         : has_min        ? halves8(g + 16)
+                                          : _mm256_mul_ps(d, _mm256_set1_ps(fifth ? -16.0f : -8.0f));
+      _mm256_storeu_ps(b.min + row0, min);
     }
   }
 }
