@@ -13,11 +13,11 @@ namespace {
 
 // The feed-forward block runs over as many rows at a time as fit this much gate and up
 // scratch (at least 32): d_ff-wide rows are the largest per-token buffers (2 x 8960 floats a
-// token for Qwen2.5-1.5B: 10 MB for a 136-token batch). Fewer rows per pass cost small
-// models a little prompt speed (SmolLM2 pp512 -1.6% at 32 rows), hence a budget, not a count.
-// The count is a whole number of matrix tiles' tokens: a 1.5B pass of 128 tokens in chunks of
-// 58 left 12 tokens off the tiles and 10 of 16 in a part-empty tile.
-constexpr size_t kFfnScratchBytes = size_t{4} << 20;
+// token for Qwen2.5-1.5B: 10 MB for a 136-token batch). Each chunk reads (and the AMX tiles
+// unpack) every FFN weight again, so fewer, larger chunks pay: 8 MiB (112 rows of the 1.5B)
+// against 4 (48 rows) gave its pp512 +5% for 7 MB more anonymous memory. The count is a whole
+// number of matrix tiles' tokens (chunks of 58 left a 128-token prompt's last 12 off the tiles).
+constexpr size_t kFfnScratchBytes = size_t{8} << 20;
 
 // In place over `rows` rows of d values.
 void rmsnorm_rows(float* x, const std::vector<float>& w, int64_t rows, int64_t d, float eps) {

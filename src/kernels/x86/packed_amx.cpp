@@ -145,6 +145,7 @@ void unpack_group(const uint8_t* group, int64_t nb, int row0, RowsBlock* u) {
     constexpr size_t header = k6 ? 144 : 160, sub = 32 * planes + 128, super = header + 8 * sub;
     for (int64_t s = 0; s < nb / 8; ++s) {
       const uint8_t* g = group + s * super;
+      for (size_t line = 0; line < super; line += 64) _mm_prefetch(reinterpret_cast<const char*>(g + 2 * super + line), _MM_HINT_T0);
       const __m256 d = halves8(g), dmin = k6 ? _mm256_setzero_ps() : halves8(g + 16);
       for (int j = 0; j < 8; ++j) {
         RowsBlock& b = u[8 * s + j];
@@ -225,54 +226,55 @@ MINNOW_INLINE void accumulate(const int32_t (*hi)[16], const int32_t (*lo)[16], 
   }
 }
 
-// 16 rows (u, nb blocks) against one token tile (x): out[r][token].
+// Block b's products into tiles and stored to sums[b & 1] (Q6_K: its two halves, four
+// stores); the caller converts them one block later, so the stores have landed by then.
+template <bool kHalves>
+MINNOW_INLINE void block_products(const RowsBlock& u, const TileBlock& x, int32_t (*sums)[16][16]) {
+  if constexpr (kHalves) {
+    _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    _tile_loadd(4, u.w, 32);
+    _tile_loadd(5, x.hi, 64);
+    _tile_loadd(6, x.lo, 64);
+    _tile_dpbssd(0, 4, 5);
+    _tile_dpbssd(1, 4, 6);
+    _tile_loadd(4, &u.w[0][16], 32);
+    _tile_loadd(5, x.hi[4], 64);
+    _tile_loadd(6, x.lo[4], 64);
+    _tile_dpbssd(2, 4, 5);
+    _tile_dpbssd(3, 4, 6);
+    _tile_stored(0, sums[0], 64); _tile_stored(1, sums[1], 64); _tile_stored(2, sums[2], 64); _tile_stored(3, sums[3], 64);
+  } else {
+    _tile_zero(0); _tile_zero(1);
+    _tile_loadd(4, u.w, 32);
+    _tile_loadd(5, x.hi, 64);
+    _tile_loadd(6, x.lo, 64);
+    _tile_dpbssd(0, 4, 5);
+    _tile_dpbssd(1, 4, 6);
+    _tile_stored(0, sums[0], 64); _tile_stored(1, sums[1], 64);
+  }
+}
+
+// acc += (scale * x.d) * float(128 hi + lo) for the sums of one block, row by row (Q6_K:
+// the first half's then the second's).
+template <bool kHalves>
+MINNOW_INLINE void block_floats(const RowsBlock& u, const TileBlock& x, const int32_t (*sums)[16][16], __m512 acc[16]) {
+  const __m512 xd = _mm512_load_ps(x.d);
+  accumulate(sums[0], sums[1], u.scale[0], xd, acc);
+  if constexpr (kHalves) accumulate(sums[2], sums[3], u.scale[1], xd, acc);
+}
+
+// 16 rows (u, nb blocks) against one token tile (x): out[r][token]. The float work of a
+// block runs after the next block's products are issued: a load right after a tile store
+// waits for the store to land.
 template <bool kHalves, bool kMin, bool kPlusZero>
 void tile_rows(const RowsBlock* u, const TileBlock* x, int64_t nb, float (*out)[16]) {
   __m512 acc[16];
   for (auto& a : acc) a = _mm512_setzero_ps();
-  alignas(64) int32_t c[4][16][16];
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m512 xd = _mm512_load_ps(x[b].d);
-    if constexpr (kHalves) {  // Q6_K: a sum and a scale per 16 columns, the first half first
-      _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-      _tile_loadd(4, u[b].w, 32);
-      _tile_loadd(5, x[b].hi, 64);
-      _tile_loadd(6, x[b].lo, 64);
-      _tile_dpbssd(0, 4, 5);
-      _tile_dpbssd(1, 4, 6);
-      _tile_loadd(4, &u[b].w[0][16], 32);
-      _tile_loadd(5, x[b].hi[4], 64);
-      _tile_loadd(6, x[b].lo[4], 64);
-      _tile_dpbssd(2, 4, 5);
-      _tile_dpbssd(3, 4, 6);
-      _tile_stored(0, c[0], 64); _tile_stored(1, c[1], 64); _tile_stored(2, c[2], 64); _tile_stored(3, c[3], 64);
-#pragma GCC unroll 16
-      for (int r = 0; r < 16; ++r) {
-        const __m512i lo = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c[0][r]), 7), _mm512_load_si512(c[1][r]));
-        const __m512i hi = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c[2][r]), 7), _mm512_load_si512(c[3][r]));
-        acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(u[b].scale[0][r]), xd), _mm512_cvtepi32_ps(lo), acc[r]);
-        acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(u[b].scale[1][r]), xd), _mm512_cvtepi32_ps(hi), acc[r]);
-      }
-    } else {
-      // Two sets of sum tiles and buffers, so one block's products overlap the previous
-      // block's float work.
-      const int set = static_cast<int>(b & 1);
-      _tile_loadd(4, u[b].w, 32);
-      _tile_loadd(5, x[b].hi, 64);
-      _tile_loadd(6, x[b].lo, 64);
-      if (set == 0) {
-        _tile_zero(0); _tile_zero(1);
-        _tile_dpbssd(0, 4, 5);
-        _tile_dpbssd(1, 4, 6);
-        _tile_stored(0, c[0], 64); _tile_stored(1, c[1], 64);
-      } else {
-        _tile_zero(2); _tile_zero(3);
-        _tile_dpbssd(2, 4, 5);
-        _tile_dpbssd(3, 4, 6);
-        _tile_stored(2, c[2], 64); _tile_stored(3, c[3], 64);
-      }
-      accumulate(c[2 * set], c[2 * set + 1], u[b].scale[0], xd, acc);
-    }
+  constexpr int64_t kLag = 2;
+  alignas(64) int32_t sums[kLag + 1][kHalves ? 4 : 2][16][16];
+  for (int64_t b = 0; b < nb + kLag; ++b) {
+    if (b < nb) block_products<kHalves>(u[b], x[b], sums[b % (kLag + 1)]);
+    if (b >= kLag) block_floats<kHalves>(u[b - kLag], x[b - kLag], sums[(b - kLag) % (kLag + 1)], acc);
   }
   if constexpr (kMin) {
     __m512 accm[16];
