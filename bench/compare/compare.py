@@ -326,8 +326,9 @@ def render(meta: dict, data: dict, models: list[Path], threads: list[int], bw: d
         f"L3 {m.get('L3 cache', '?')}, {m['ram_gib']} GiB RAM. Load average at start / end: "
         f"{meta['load_start']} / {meta['load_end']}.{' ' + meta['note'] if meta['note'] else ''}",
         f"- llama.cpp: `llama-bench` built from llama-cpp-python {LLAMA_CPP_PYTHON_VERSION}'s vendored llama.cpp "
-        f"(commit {meta['llama_commit']}), CPU only, GGML_NATIVE=ON, defaults otherwise (repack on, "
-        "flash attention auto). minnow: commit " + meta["minnow_commit"] + ".",
+        f"(commit {meta['llama_commit']}), CPU only, GGML_NATIVE=ON less AMX (its AMX kernels die with "
+        "SIGILL on Sapphire Rapids, README), defaults otherwise (repack on, flash attention auto). "
+        "minnow: commit " + meta["minnow_commit"] + ".",
         "- Streaming-read bandwidth (bench/membw.cpp, 1 GiB, median pass, median over rounds): "
         + ", ".join(f"{t} thread{'s' if t > 1 else ''} {bw[t]:.1f} GB/s" for t in threads) + ".",
         "",
