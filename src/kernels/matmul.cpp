@@ -143,29 +143,37 @@ void packed_rows(const WeightView& w, Kernel kernel, Kernel kernel16, const Bloc
 // tiles, then tasks of kTileTaskRows rows, each unpacking its weights once for all tokens.
 constexpr int64_t kTileTaskRows = 64;
 
-bool tiles_take(const KernelTable& kt, std::span<const MatmulOut> outs, int64_t n_tokens, bool int8_activations) {
-  if (!kt.tiles || int8_activations || n_tokens < kt.tiles->min_tokens) return false;
+bool tiles_take(const KernelTable& kt, std::span<const MatmulOut> outs, int64_t n_tokens) {
+  if (!kt.tiles || n_tokens < kt.tiles->min_tokens) return false;
   for (const auto& o : outs)
     if (!kt.tiles->supports(o.w->type)) return false;
   return true;
 }
 
-void tiled_product(const PackedTiles& tiles, std::span<const MatmulOut> outs, const Q15Block* xq, int64_t n_tokens,
-                   ThreadPool& pool) {
-  const int64_t nb = outs[0].w->cols / 32;
+void tiled_product(const KernelTable& kt, std::span<const MatmulOut> outs, const float* x, int64_t n_tokens,
+                   ThreadPool& pool, bool int8_activations) {
+  const PackedTiles& tiles = *kt.tiles;
+  const int64_t k = outs[0].w->cols, nb = k / 32;
   struct alignas(64) Line {
     uint8_t bytes[64];
   };
   thread_local std::vector<Line> buf;  // the calling thread's; the workers only read it
-  uint8_t* layout = grow(buf, tiles.layout_bytes(n_tokens, nb) / sizeof(Line) + 1)->bytes;
-  pool.parallel_for((n_tokens + kTileTokens - 1) / kTileTokens,
-                    [&](int64_t tile, int) { tiles.lay_out15(xq, n_tokens, nb, tile, layout); });
+  uint8_t* layout = grow(buf, tiles.layout_bytes(n_tokens, nb, int8_activations) / sizeof(Line) + 1)->bytes;
+  const Q8Block* xq8 = int8_activations ? quantized(x, n_tokens, k, kt.to_q8, pool) : nullptr;
+  const Q15Block* xq15 = int8_activations ? nullptr : quantized(x, n_tokens, k, kt.to_q15, pool);
+  pool.parallel_for((n_tokens + kTileTokens - 1) / kTileTokens, [&](int64_t tile, int) {
+    if (xq8)
+      tiles.lay_out8(xq8, n_tokens, nb, tile, layout);
+    else
+      tiles.lay_out15(xq15, n_tokens, nb, tile, layout);
+  });
+  const PackedTiles::RowsFn rows = int8_activations ? tiles.rows8 : tiles.rows15;
   const TaskSplit split(outs, kTileTaskRows);
   pool.parallel_for(split.total(outs.size()), [&](int64_t task, int) {
     const size_t o = split.output_of(task);
     const WeightView& w = *outs[o].w;
     const int64_t r0 = (task - split.first[o]) * kTileTaskRows, r1 = std::min(w.rows, r0 + kTileTaskRows);
-    tiles.rows15(w, r0, r1, layout, n_tokens, outs[o].y);
+    rows(w, r0, r1, layout, n_tokens, outs[o].y);
   });
 }
 
@@ -173,8 +181,7 @@ void packed_product(std::span<const MatmulOut> outs, const float* x, int64_t n_t
                     bool int8_activations) {
   const KernelTable& kt = active();
   const int64_t k = outs[0].w->cols;
-  if (tiles_take(kt, outs, n_tokens, int8_activations))
-    return tiled_product(*kt.tiles, outs, quantized(x, n_tokens, k, kt.to_q15, pool), n_tokens, pool);
+  if (tiles_take(kt, outs, n_tokens)) return tiled_product(kt, outs, x, n_tokens, pool, int8_activations);
   int64_t rows_per_task = kRowsPerTask;
   if (n_tokens < kPrefillMinTokens && pool.size() > 1) {
     int64_t rows = 0;

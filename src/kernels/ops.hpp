@@ -110,19 +110,22 @@ constexpr int kMaxMultiTokens = 4;
 constexpr int kMaxMultiTokens16 = 8;  // the 16-row kernels' (KernelTable::packed16): 32 registers
 constexpr int kMaxAttnQueries = 4;
 
-// Prompt products on matrix tiles (AMX): the tokens' 15-bit blocks are laid out for the
-// tiles once per call (lay_out15, one tile of kTileTokens tokens per call, so callers may
-// split the tiles over threads), then rows15 computes rows r0..r1 of a packed matrix for
-// every token: y[t * w.rows + r]. r0 is a multiple of kTileRows; every number is the
-// 8-row kernels' (PackedDot15Fn), bit for bit.
+// Prompt products on matrix tiles (AMX): the tokens' blocks (15-bit, or int8 for
+// --int8-decode) are laid out for the tiles once per call (lay_out15 / lay_out8, one tile of
+// kTileTokens tokens per call, so callers may split the tiles over threads), then rows15 /
+// rows8 computes rows r0..r1 of a packed matrix for every token: y[t * w.rows + r]. r0 is a
+// multiple of kTileRows; every number is the 8-row kernels' (PackedDot15Fn / PackedDotFn),
+// bit for bit.
 constexpr int kTileTokens = 16, kTileRows = 16;
 struct WeightView;
 struct PackedTiles {
+  using RowsFn = void (*)(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y);
   int64_t min_tokens;  // below this the vector kernels are faster
   bool (*supports)(DType t);
-  size_t (*layout_bytes)(int64_t n_tokens, int64_t nb);  // nb blocks of 32 per token; 64-byte aligned
+  size_t (*layout_bytes)(int64_t n_tokens, int64_t nb, bool int8);  // nb blocks of 32 per token; 64-byte aligned
   void (*lay_out15)(const Q15Block* x, int64_t n_tokens, int64_t nb, int64_t tile, uint8_t* layout);
-  void (*rows15)(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y);
+  void (*lay_out8)(const Q8Block* x, int64_t n_tokens, int64_t nb, int64_t tile, uint8_t* layout);
+  RowsFn rows15, rows8;
 };
 
 struct KernelTable {

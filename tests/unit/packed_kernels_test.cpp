@@ -212,7 +212,9 @@ TEST(PackedKernels, SixteenRowKernelsEqualScalar) {
 // The tile products (KernelTable::tiles, AMX) over whole matrices: every row and token
 // equals the scalar 8-row kernel's, bit for bit, for row counts that end in a lone group
 // or a partial task and token counts that end in a partial tile.
+template <typename Block>
 void tile_kernels_equal_scalar(const KernelTable& kt) {
+  constexpr bool int8 = std::is_same_v<Block, Q8Block>;
   const PackedTiles& tiles = *kt.tiles;
   std::mt19937 rng(19);
   for (DType t : kTypes) {
@@ -223,26 +225,30 @@ void tile_kernels_equal_scalar(const KernelTable& kt) {
         const int64_t nb = cols / 32;
         const size_t group_bytes = packed_group_bytes(t, cols);
         for (int64_t toks : {16, 17, 40}) {
-          auto xq = quantized_activations<Q15Block>(toks, cols, rng);
+          auto xq = quantized_activations<Block>(toks, cols, rng);
           std::vector<float> want(static_cast<size_t>(toks * rows)), got(want.size(), -1.0f);
           for (int64_t tok = 0; tok < toks; ++tok)
             for (int64_t g = 0; g < (rows + 7) / 8; ++g) {
               float out[8];
-              ref_kernels().packed_dot15(t)(p.packed.data() + g * group_bytes, xq.data() + tok * nb, nb, 1, out);
+              kernel<Block>(ref_kernels(), t)(p.packed.data() + g * group_bytes, xq.data() + tok * nb, nb, 1, out);
               for (int64_t r = 0; r < 8 && g * 8 + r < rows; ++r) want[static_cast<size_t>(tok * rows + g * 8 + r)] = out[r];
             }
           struct alignas(64) Line {
             uint8_t bytes[64];
           };
-          std::vector<Line> lines(tiles.layout_bytes(toks, nb) / sizeof(Line) + 1);
+          std::vector<Line> lines(tiles.layout_bytes(toks, nb, int8) / sizeof(Line) + 1);
           uint8_t* layout = lines[0].bytes;
-          for (int64_t tile = 0; tile < (toks + kTileTokens - 1) / kTileTokens; ++tile)
-            tiles.lay_out15(xq.data(), toks, nb, tile, layout);
+          for (int64_t tile = 0; tile < (toks + kTileTokens - 1) / kTileTokens; ++tile) {
+            if constexpr (int8)
+              tiles.lay_out8(xq.data(), toks, nb, tile, layout);
+            else
+              tiles.lay_out15(xq.data(), toks, nb, tile, layout);
+          }
           for (int64_t r0 = 0; r0 < rows; r0 += 48)  // tasks of 48 rows: the last one partial
-            tiles.rows15(p.w, r0, std::min<int64_t>(rows, r0 + 48), layout, toks, got.data());
+            (int8 ? tiles.rows8 : tiles.rows15)(p.w, r0, std::min<int64_t>(rows, r0 + 48), layout, toks, got.data());
           for (size_t i = 0; i < want.size(); ++i)
-            ASSERT_EQ(got[i], want[i]) << kt.name << " " << dtype_name(t) << " rows=" << rows << " cols=" << cols
-                                       << " tokens=" << toks << " out=" << i;
+            ASSERT_EQ(got[i], want[i]) << kt.name << " " << dtype_name(t) << (int8 ? " int8" : " 15-bit")
+                                       << " rows=" << rows << " cols=" << cols << " tokens=" << toks << " out=" << i;
         }
       }
   }
@@ -252,7 +258,8 @@ TEST(PackedKernels, TileKernelsEqualScalar) {
   int tables = 0;
   for (const KernelTable* kt : simd_tables())
     if (kt->tiles) {
-      tile_kernels_equal_scalar(*kt);
+      tile_kernels_equal_scalar<Q15Block>(*kt);
+      tile_kernels_equal_scalar<Q8Block>(*kt);
       ++tables;
     }
   if (tables == 0) GTEST_SKIP() << "no tile kernels (AMX) for this CPU";

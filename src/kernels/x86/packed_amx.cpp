@@ -2,11 +2,11 @@
 // multiplies 16 tokens' activation bytes (A: 16 x 32 int8, one block) by 16 weight rows (B)
 // in one instruction, C holding 16 tokens x 16 rows. The 15-bit activations are two byte
 // planes (hi, lo), so each block takes two products, combined exactly as 128 hi + lo in
-// int32; then, as in the 8-row kernels, acc = fma(scale * x.d, sum, acc) block by block and
+// int32 (int8 activations, --int8-decode: one plane, one product); then, as in the 8-row kernels, acc = fma(scale * x.d, sum, acc) block by block and
 // the minimums in a second chain, in the same order: every number is the scalar
 // reference's, bit for bit.
 //
-// Per call: the activations are laid out once as A tiles (lay_out15), the weight rows of
+// Per call: the activations are laid out once as A tiles (lay_out), the weight rows of
 // each task unpacked once into B tiles (the packed layout's dwords of 4 elements a row are
 // already B's; only the nibbles and bit planes are spread out) with their float scales, then
 // every 16-token tile runs over them. Built with -mamx-tile -mamx-int8 and AVX-512; only reached after
@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/ops.hpp"
@@ -30,30 +31,41 @@ namespace {
 
 #define MINNOW_INLINE inline __attribute__((always_inline))
 
+// Byte planes of an activation type: int8 one (q), 15-bit two (hi, then lo).
+template <typename Act>
+constexpr int kPlanes = std::is_same_v<Act, Q8Block> ? 1 : 2;
+
 // One 16-token tile's block of 32 activations: each byte plane as an A tile (a token a row),
 // then the tokens' d and s.
+template <typename Act>
 struct alignas(64) TileBlock {
-  int8_t hi[kTileTokens][32], lo[kTileTokens][32];
+  int8_t plane[kPlanes<Act>][kTileTokens][32];
   float d[kTileTokens], s[kTileTokens];
 };
 
 int64_t tile_count(int64_t n_tokens) { return (n_tokens + kTileTokens - 1) / kTileTokens; }
 
-size_t layout_bytes(int64_t n_tokens, int64_t nb) {
-  return static_cast<size_t>(tile_count(n_tokens) * nb) * sizeof(TileBlock);
+size_t layout_bytes(int64_t n_tokens, int64_t nb, bool int8) {
+  const size_t block = int8 ? sizeof(TileBlock<Q8Block>) : sizeof(TileBlock<Q15Block>);
+  return static_cast<size_t>(tile_count(n_tokens) * nb) * block;
 }
 
-void lay_out15(const Q15Block* x, int64_t n_tokens, int64_t nb, int64_t tile, uint8_t* layout) {
-  TileBlock* out = reinterpret_cast<TileBlock*>(layout) + tile * nb;
+template <typename Act>
+void lay_out(const Act* x, int64_t n_tokens, int64_t nb, int64_t tile, uint8_t* layout) {
+  TileBlock<Act>* out = reinterpret_cast<TileBlock<Act>*>(layout) + tile * nb;
   const int64_t t0 = tile * kTileTokens;
   const int n = static_cast<int>(std::min<int64_t>(kTileTokens, n_tokens - t0));
   for (int64_t b = 0; b < nb; ++b) {
-    TileBlock& tb = out[b];
+    TileBlock<Act>& tb = out[b];
     if (n < kTileTokens) std::memset(&tb, 0, sizeof tb);
     for (int i = 0; i < n; ++i) {
-      const Q15Block& q = x[(t0 + i) * nb + b];
-      std::memcpy(tb.hi[i], q.hi, 32);
-      std::memcpy(tb.lo[i], q.lo, 32);
+      const Act& q = x[(t0 + i) * nb + b];
+      if constexpr (kPlanes<Act> == 1) {
+        std::memcpy(tb.plane[0][i], q.q, 32);
+      } else {
+        std::memcpy(tb.plane[0][i], q.hi, 32);
+        std::memcpy(tb.plane[1][i], q.lo, 32);
+      }
       tb.d[i] = q.d;
       tb.s[i] = q.s;
     }
@@ -199,62 +211,81 @@ void configure(bool halves) {
   _tile_loadconfig(&c);
 }
 
-// One block's products into tiles, stored to `sums` (Q6_K: its two halves, four stores).
-template <bool kHalves>
-MINNOW_INLINE void block_products(const RowsBlock& u, const TileBlock& x, int32_t (*sums)[16][16]) {
-  if constexpr (kHalves) {
+// One block's products into tiles, stored to `sums`: a sum per plane, for each half block
+// of Q6_K (sums[half * planes + plane]). Tile numbers must be literals (GCC's tile
+// intrinsics are assembler templates), hence a branch per shape.
+template <bool kHalves, typename Act>
+MINNOW_INLINE void block_products(const RowsBlock& u, const TileBlock<Act>& x, int32_t (*sums)[16][16]) {
+  constexpr bool two = kPlanes<Act> == 2;
+  if constexpr (!kHalves) {
+    _tile_zero(0);
+    _tile_loadd(4, u.w[0], 64);
+    _tile_loadd(5, x.plane[0][0], 32);
+    _tile_dpbssd(0, 5, 4);
+    if constexpr (two) {
+      _tile_zero(1);
+      _tile_loadd(6, x.plane[1][0], 32);
+      _tile_dpbssd(1, 6, 4);
+    }
+    _tile_stored(0, sums[0], 64);
+    if constexpr (two) _tile_stored(1, sums[1], 64);
+  } else if constexpr (!two) {
+    _tile_zero(0); _tile_zero(1);
+    _tile_loadd(4, u.w[0], 64);
+    _tile_loadd(5, x.plane[0][0], 32);
+    _tile_dpbssd(0, 5, 4);
+    _tile_loadd(4, u.w[4], 64);
+    _tile_loadd(5, &x.plane[0][0][16], 32);
+    _tile_dpbssd(1, 5, 4);
+    _tile_stored(0, sums[0], 64); _tile_stored(1, sums[1], 64);
+  } else {
     _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
     _tile_loadd(4, u.w[0], 64);
-    _tile_loadd(5, x.hi, 32);
-    _tile_loadd(6, x.lo, 32);
+    _tile_loadd(5, x.plane[0][0], 32);
+    _tile_loadd(6, x.plane[1][0], 32);
     _tile_dpbssd(0, 5, 4);
     _tile_dpbssd(1, 6, 4);
     _tile_loadd(4, u.w[4], 64);
-    _tile_loadd(5, &x.hi[0][16], 32);
-    _tile_loadd(6, &x.lo[0][16], 32);
+    _tile_loadd(5, &x.plane[0][0][16], 32);
+    _tile_loadd(6, &x.plane[1][0][16], 32);
     _tile_dpbssd(2, 5, 4);
     _tile_dpbssd(3, 6, 4);
     _tile_stored(0, sums[0], 64); _tile_stored(1, sums[1], 64); _tile_stored(2, sums[2], 64); _tile_stored(3, sums[3], 64);
-  } else {
-    _tile_zero(0); _tile_zero(1);
-    _tile_loadd(4, u.w[0], 64);
-    _tile_loadd(5, x.hi, 32);
-    _tile_loadd(6, x.lo, 32);
-    _tile_dpbssd(0, 5, 4);
-    _tile_dpbssd(1, 6, 4);
-    _tile_stored(0, sums[0], 64); _tile_stored(1, sums[1], 64);
   }
 }
 
-// acc[token] += (scale * x.d) * float(128 hi + lo) over the 16 rows, token by token.
-MINNOW_INLINE void accumulate(const int32_t (*hi)[16], const int32_t (*lo)[16], const float* scale, const float* xd,
-                              __m512 acc[16]) {
+// acc[token] += (scale * x.d) * float(sum) over the 16 rows, token by token; the 15-bit
+// sum is 128 hi + lo.
+template <int kPlaneCount>
+MINNOW_INLINE void accumulate(const int32_t (*sums)[16][16], const float* scale, const float* xd, __m512 acc[16]) {
   const __m512 s = _mm512_load_ps(scale);
 #pragma GCC unroll 16
   for (int t = 0; t < 16; ++t) {
-    const __m512i sum = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(hi[t]), 7), _mm512_load_si512(lo[t]));
+    __m512i sum = _mm512_load_si512(sums[0][t]);
+    if constexpr (kPlaneCount == 2) sum = _mm512_add_epi32(_mm512_slli_epi32(sum, 7), _mm512_load_si512(sums[1][t]));
     acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(s, _mm512_set1_ps(xd[t])), _mm512_cvtepi32_ps(sum), acc[t]);
   }
 }
 
-template <bool kHalves>
-MINNOW_INLINE void block_floats(const RowsBlock& u, const TileBlock& x, const int32_t (*sums)[16][16], __m512 acc[16]) {
-  accumulate(sums[0], sums[1], u.scale[0], x.d, acc);
-  if constexpr (kHalves) accumulate(sums[2], sums[3], u.scale[1], x.d, acc);
+template <bool kHalves, typename Act>
+MINNOW_INLINE void block_floats(const RowsBlock& u, const TileBlock<Act>& x, const int32_t (*sums)[16][16],
+                                __m512 acc[16]) {
+  accumulate<kPlanes<Act>>(sums, u.scale[0], x.d, acc);
+  if constexpr (kHalves) accumulate<kPlanes<Act>>(sums + kPlanes<Act>, u.scale[1], x.d, acc);
 }
 
 // 16 rows (u, nb blocks) against one token tile (x, nb blocks): y[token][row] for `n`
 // tokens and `rows` rows, y_stride floats a token. A block's float work runs two
 // blocks after its products: a load right after a tile store waits for the store to land.
-template <bool kHalves, bool kMin, bool kPlusZero>
-void tile_rows(const RowsBlock* u, const TileBlock* x, int64_t nb, int n, int rows, float* y, int64_t y_stride) {
+template <bool kHalves, bool kMin, bool kPlusZero, typename Act>
+void tile_rows(const RowsBlock* u, const TileBlock<Act>* x, int64_t nb, int n, int rows, float* y, int64_t y_stride) {
   __m512 acc[16];
   for (auto& a : acc) a = _mm512_setzero_ps();
   constexpr int64_t kLag = 2;
-  alignas(64) int32_t sums[kLag + 1][kHalves ? 4 : 2][16][16];
+  alignas(64) int32_t sums[kLag + 1][(kHalves ? 2 : 1) * kPlanes<Act>][16][16];
   for (int64_t b = 0; b < nb + kLag; ++b) {
-    if (b < nb) block_products<kHalves>(u[b], x[b], sums[b % (kLag + 1)]);
-    if (b >= kLag) block_floats<kHalves>(u[b - kLag], x[b - kLag], sums[(b - kLag) % (kLag + 1)], acc);
+    if (b < nb) block_products<kHalves, Act>(u[b], x[b], sums[b % (kLag + 1)]);
+    if (b >= kLag) block_floats<kHalves, Act>(u[b - kLag], x[b - kLag], sums[(b - kLag) % (kLag + 1)], acc);
   }
   if constexpr (kMin) {
     __m512 accm[16];
@@ -272,8 +303,8 @@ void tile_rows(const RowsBlock* u, const TileBlock* x, int64_t nb, int n, int ro
   for (int t = 0; t < n; ++t) _mm512_mask_storeu_ps(y + t * y_stride, keep, acc[t]);
 }
 
-template <DType T>
-void rows15(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y) {
+template <DType T, typename Act>
+void product_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y) {
   constexpr bool halves = T == DType::Q6_K, has_min = T != DType::Q8_0 && T != DType::Q6_K;
   const int64_t nb = w.cols / 32, n_groups = (r1 - r0 + kTileRows - 1) / kTileRows;
   const size_t group_bytes = packed_group_bytes(w.type, w.cols);
@@ -289,7 +320,7 @@ void rows15(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, 
       clear_second_group(nb, u);
   }
   configure(halves);
-  const TileBlock* x = reinterpret_cast<const TileBlock*>(layout);
+  const auto* x = reinterpret_cast<const TileBlock<Act>*>(layout);
   for (int64_t tile = 0; tile < tile_count(n_tokens); ++tile) {
     const int64_t t0 = tile * kTileTokens;
     const int n = static_cast<int>(std::min<int64_t>(kTileTokens, n_tokens - t0));
@@ -307,16 +338,17 @@ bool supports(DType t) {
          t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K;
 }
 
-void rows15_any(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y) {
+template <typename Act>
+void rows_any(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* layout, int64_t n_tokens, float* y) {
   switch (w.type) {
-    case DType::Q4_0: return rows15<DType::Q4_0>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q4_1: return rows15<DType::Q4_1>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q5_0: return rows15<DType::Q5_0>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q5_1: return rows15<DType::Q5_1>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q8_0: return rows15<DType::Q8_0>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q4_K: return rows15<DType::Q4_K>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q5_K: return rows15<DType::Q5_K>(w, r0, r1, layout, n_tokens, y);
-    case DType::Q6_K: return rows15<DType::Q6_K>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q4_0: return product_rows<DType::Q4_0, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q4_1: return product_rows<DType::Q4_1, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q5_0: return product_rows<DType::Q5_0, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q5_1: return product_rows<DType::Q5_1, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q8_0: return product_rows<DType::Q8_0, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q4_K: return product_rows<DType::Q4_K, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q5_K: return product_rows<DType::Q5_K, Act>(w, r0, r1, layout, n_tokens, y);
+    case DType::Q6_K: return product_rows<DType::Q6_K, Act>(w, r0, r1, layout, n_tokens, y);
     default: return;
   }
 }
@@ -327,8 +359,10 @@ const PackedTiles& packed_tiles_amx() {
   static const PackedTiles t{.min_tokens = 16,
                              .supports = supports,
                              .layout_bytes = layout_bytes,
-                             .lay_out15 = lay_out15,
-                             .rows15 = rows15_any};
+                             .lay_out15 = lay_out<Q15Block>,
+                             .lay_out8 = lay_out<Q8Block>,
+                             .rows15 = rows_any<Q15Block>,
+                             .rows8 = rows_any<Q8Block>};
   return t;
 }
 
