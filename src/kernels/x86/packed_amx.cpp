@@ -2,15 +2,16 @@
 // multiplies 16 tokens' activation bytes (A: 16 x 32 int8, one block) by 16 weight rows (B)
 // in one instruction, C holding 16 tokens x 16 rows. The 15-bit activations are two byte
 // planes (hi, lo), so each block takes two products, combined exactly as 128 hi + lo in
-// int32 (int8 activations, --int8-decode: one plane, one product); then, as in the 8-row kernels, acc = fma(scale * x.d, sum, acc) block by block and
-// the minimums in a second chain, in the same order: every number is the scalar
-// reference's, bit for bit.
+// int32 (int8 activations, --int8-decode: one plane, one product); then, as in the 8-row
+// kernels, acc = fma(scale * x.d, sum, acc) block by block and the minimums in a second
+// chain, in the same order: every number is the scalar reference's, bit for bit.
 //
 // Per call: the activations are laid out once as A tiles (lay_out), the weight rows of
 // each task unpacked once into B tiles (the packed layout's dwords of 4 elements a row are
-// already B's; only the nibbles and bit planes are spread out) with their float scales, then
-// every 16-token tile runs over them. Built with -mamx-tile -mamx-int8 and AVX-512; only reached after
-// dispatch.cpp's check (CPUID, XCR0 and Linux's permission for the tile state).
+// already B's; only the nibbles and bit planes are spread out) with their float scales,
+// then every 16-token tile runs over them. Built with -mamx-tile -mamx-int8 and AVX-512;
+// only reached after dispatch.cpp's check (CPUID, XCR0 and Linux's permission for the tile
+// state).
 #include <immintrin.h>
 
 // GCC 12 flags its own AVX-512 headers (an undefined merge source inside them).
@@ -202,7 +203,7 @@ struct TileConfig {
 };
 
 // Tiles 0..3: sums (16 tokens x 16 rows of int32); 4: the weights (8 rows of 64 bytes, or
-// 4 for half blocks); 5, 6: the activations' hi and lo planes (16 tokens x 32 bytes, or 16).
+// 4 for half blocks); 5, 6: the activations' byte planes (16 tokens x 32 bytes, or 16).
 void configure(bool halves) {
   TileConfig c;
   for (int t = 0; t < 4; ++t) c.colsb[t] = 64, c.rows[t] = 16;
