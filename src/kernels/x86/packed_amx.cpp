@@ -276,8 +276,9 @@ MINNOW_INLINE void block_floats(const RowsBlock& u, const TileBlock<Act>& x, con
 }
 
 // 16 rows (u, nb blocks) against one token tile (x, nb blocks): y[token][row] for `n`
-// tokens and `rows` rows, y_stride floats a token. A block's float work runs two
-// blocks after its products: a load right after a tile store waits for the store to land.
+// tokens and `rows` rows, y_stride floats a token. A block's float work runs two blocks
+// after its products, so its loads never wait on tile stores still in flight (measured
+// within noise of converting right away: 838 against 851 us in minnow_kernels_bench).
 template <bool kHalves, bool kMin, bool kPlusZero, typename Act>
 void tile_rows(const RowsBlock* u, const TileBlock<Act>* x, int64_t nb, int n, int rows, float* y, int64_t y_stride) {
   __m512 acc[16];
