@@ -41,7 +41,7 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
     "matvec_wide_${lower}_nosg matvec.comp TYPE_${type} WIDE" "matvec_glu_wide_${lower} matvec.comp TYPE_${type} SUBGROUPS GLU WIDE"
     "matvec_glu_wide_${lower}_nosg matvec.comp TYPE_${type} GLU WIDE" "matmul_${lower} matmul.comp TYPE_${type}"
     "matmul_narrow_${lower} matmul.comp TYPE_${type} NARROW" "matmul_coop_${lower} matmul_coop.comp TYPE_${type}"
-    "matmul_coop_wide_${lower} matmul_coop.comp TYPE_${type} WIDE_STORES")
+    "matmul_coop_big_${lower} matmul_coop_big.comp TYPE_${type}")
   if(type MATCHES "_K$")  # 16 lanes a super-block (matvec_sb.comp): 64 threads, and 32 with subgroups
     foreach(v "" "glu_" "wide_" "glu_wide_")
       string(REPLACE "_" " " vdefs "${v}")

@@ -169,13 +169,13 @@ TEST(VulkanKernels, MatmulOnTensorCores) {
   std::mt19937 rng(11);
   for (DType t : kMatmulTypes) {
     const bool k = test_util::is_k_quant(t);
-    // An odd number of units (the last step half empty), tiles of 64 rows and tokens cut.
+    // An odd number of units (the last step half empty), tiles of 64 and 128 rows and tokens cut.
     const std::vector<int64_t> widths = k ? std::vector<int64_t>{256, 2304} : std::vector<int64_t>{32, 96, 2080};
-    for (bool wide : {false, true}) {  // halves staged one at a time, and 8 at a time
-      ops.use_coop_wide_stores(wide);
+    for (Ops::CoopTiles tiles : {Ops::CoopTiles::Small, Ops::CoopTiles::Big}) {
+      ops.use_coop_tiles(tiles);
       for (int64_t cols : widths)
-        for (int64_t rows : {1, 67, 130})
-          for (int64_t n_tokens : {4, 17, 64, 130}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng, rows == 67);
+        for (int64_t rows : {1, 67, 130, 259})
+          for (int64_t n_tokens : {4, 17, 64, 130, 260}) check_matmul(*dev, ops, t, rows, cols, n_tokens, rng, rows == 67);
     }
   }
 }

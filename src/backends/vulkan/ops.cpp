@@ -56,7 +56,8 @@ bool matmul_supported(DType t) { return kernel_type(t) != nullptr; }
 Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), coopmat_(false) {
   const char* env = std::getenv("MINNOW_VULKAN_COOPMAT");
   use_coopmat(env == nullptr || std::strcmp(env, "0") != 0);
-  coop_wide_stores_ = env != nullptr && std::strcmp(env, "wide") == 0;
+  if (env != nullptr && std::strcmp(env, "small") == 0) coop_tiles_ = CoopTiles::Small;
+  if (env != nullptr && std::strcmp(env, "big") == 0) coop_tiles_ = CoopTiles::Big;
   const char* mv = std::getenv("MINNOW_VULKAN_MATVEC");
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
@@ -134,9 +135,12 @@ void Ops::matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Out
     return;
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
-  if (coopmat_) {  // 64 rows x 64 tokens on the tensor cores
-    product(s, std::string(coop_wide_stores_ ? "matmul_coop_wide_" : "matmul_coop_") + kernel_type(w.type), w, x, out, n_tokens,
-            64, 64, bias, flags);
+  if (coopmat_) {  // on the tensor cores: 128 rows x 128 tokens, or 64 x 64
+    const bool big = coop_tiles_ == CoopTiles::Big ||
+                     (coop_tiles_ == CoopTiles::Auto && (w.rows + 127) / 128 * ((n_tokens + 127) / 128) >= kBigTilesMin);
+    const int64_t tile = big ? 128 : 64;
+    product(s, std::string(big ? "matmul_coop_big_" : "matmul_coop_") + kernel_type(w.type), w, x, out, n_tokens, tile, tile,
+            bias, flags);
     return;
   }
   // Tiles of 64 rows x 32 tokens, or x 16 where that gives too few workgroups to fill a

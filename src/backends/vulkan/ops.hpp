@@ -52,8 +52,12 @@ class Ops {
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
   void use_coopmat(bool on) { coopmat_ = on && dev_.info().nv_cooperative_matrix; }
   bool coopmat() const { return coopmat_; }
-  // The tensor-core matmul staging halves 8 at a time (MINNOW_VULKAN_COOPMAT=wide).
-  void use_coop_wide_stores(bool on) { coop_wide_stores_ = on; }
+  // The tensor-core tiles: 64 rows x 64 tokens (matmul_coop.comp), 128 x 128
+  // (matmul_coop_big.comp), or Auto: the large ones where they still give `kBigTilesMin`
+  // workgroups. MINNOW_VULKAN_COOPMAT=small / big forces one (for timing; tests check both).
+  enum class CoopTiles { Auto, Small, Big };
+  void use_coop_tiles(CoopTiles t) { coop_tiles_ = t; }
+  static constexpr int64_t kBigTilesMin = 256;
   // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it:
   // two barriers a layer fewer; 2-6% faster decode on an H100 (2026-12-06, docs/vulkan.md).
   // MINNOW_VULKAN_DECODE=store: the KV-write pass; =norms-apart: the QK norms in their own
@@ -172,8 +176,9 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_wide_stores_ = false, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
+  bool subgroups_, coopmat_, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
   Matvec matvec_ = Matvec::Units;
+  CoopTiles coop_tiles_ = CoopTiles::Auto;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;
   int64_t matvec_groups_cap_ = 0;

@@ -17,19 +17,8 @@ layout(local_size_x = 128) in;
 const uint kRows = 64u, kTokens = 64u, kStep = 64u;
 // Row strides padded by 16 bytes (fewer bank conflicts; loads stay 16-byte aligned).
 const uint kStride = kStep + 8u, kOutStride = kRows + 4u;
-#if defined(WIDE_STORES)
-// The same halves stored and read 8 at a time (16-byte stores instead of one per half):
-// offsets and strides in uvec4s.
-const uint kStride8 = kStride / 8u;
-shared uvec4 ws[kRows * kStride8];
-shared uvec4 xs[kTokens * kStride8];
-uvec4 halves8(vec4 a, vec4 b) {
-  return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
-}
-#else
 shared float16_t ws[kRows * kStride];   // ws[r * kStride + k]: row r's column k (B, column-major)
 shared float16_t xs[kTokens * kStride];  // xs[t * kStride + k]: token t's column k (A, row-major)
-#endif
 shared float cs[kTokens * kOutStride];   // the sums, token-major
 
 #define HALF16 fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
@@ -52,23 +41,6 @@ void main() {
       } else {
         for (uint k = 0u; k < 8u; ++k) v[k] = vec4(0.0);
       }
-#if defined(WIDE_STORES)
-      const uint at = lr * kStride8 + lu * 4u;
-      for (uint q = 0u; q < 4u; ++q) ws[at + q] = halves8(v[2u * q], v[2u * q + 1u]);
-    }
-    // tokens: 64 x 64 columns, 8 columns (two vec4) at a time
-    for (uint i = tid; i < kTokens * kStep / 8u; i += 128u) {
-      const uint t = i / (kStep / 8u), k8 = i % (kStep / 8u);
-      const bool inside = t0 + t < p.n_tokens && u0 * 32u + 8u * k8 < p.cols;  // units are whole: all 8 or none
-      const uint src = ((t0 + t) * p.cols + u0 * 32u) / 4u + 2u * k8;
-      xs[t * kStride8 + k8] = inside ? halves8(x4[src], x4[src + 1u]) : uvec4(0u);
-    }
-    barrier();
-    for (uint kk = 0u; kk < kStep; kk += 16u) {
-      HALF16 a[2], b[2];
-      for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], xs, ((tb + 16u * i) * kStride + kk) / 8u, kStride8, false);
-      for (uint j = 0u; j < 2u; ++j) coopMatLoadNV(b[j], ws, ((rb + 16u * j) * kStride + kk) / 8u, kStride8, true);
-#else
       const uint at = lr * kStride + lu * 32u;
       for (uint k = 0u; k < 8u; ++k)
         for (uint c = 0u; c < 4u; ++c) ws[at + 4u * k + c] = float16_t(v[k][c]);
@@ -85,7 +57,6 @@ void main() {
       HALF16 a[2], b[2];
       for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], xs, (tb + 16u * i) * kStride + kk, kStride, false);
       for (uint j = 0u; j < 2u; ++j) coopMatLoadNV(b[j], ws, (rb + 16u * j) * kStride + kk, kStride, true);
-#endif
       for (uint i = 0u; i < 2u; ++i)
         for (uint j = 0u; j < 2u; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
     }
