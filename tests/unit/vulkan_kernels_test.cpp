@@ -648,19 +648,25 @@ void check_attention(Device& dev, Ops& ops, const AttentionCase& c, const std::v
       }
     }
   Buffer qb = upload_floats(dev, q), pb = upload_words(dev, pos);
-  Buffer kcb = dev.alloc(kc.size() * 2, Memory::Device), vcb = dev.alloc(vc.size() * 2, Memory::Device);
+  Buffer kcb = ops.kv_cache(kv, layers), vcb = ops.kv_cache(kv, layers);
   dev.upload(kcb, kc.data(), kc.size() * 2);
   dev.upload(vcb, vc.data(), vc.size() * 2);
   Buffer ob = dev.alloc(q.size() * 4, Memory::Readback);
   Buffer part = ops.attention_part(kv, c.n_heads, n);
-  for (bool subgroups : {true, false}) {  // the reductions with and without subgroup operations
-    ops.use_subgroups(subgroups);
+  // The reductions with and without subgroup operations, then (where the device has them
+  // and the prompt takes them) on the tensor cores: queries and weights in halves.
+  const bool tensor_cores = ops.coopmat() && n >= 16 && (c.hd == 64 || c.hd == 128 || c.hd == 256);
+  for (int variant = 0; variant < (tensor_cores ? 3 : 2); ++variant) {
+    ops.use_subgroups(variant != 1);
+    ops.use_coop_attention(variant == 2);
     Stream s(dev);
     ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
     s.submit_and_wait();
-    expect_close(download_floats(dev, ob, q.size()), want, 2e-5f, subgroups ? "attention" : "attention without subgroups");
+    const char* what[] = {"attention", "attention without subgroups", "attention on the tensor cores"};
+    expect_close(download_floats(dev, ob, q.size()), want, variant == 2 ? 3e-3f : 2e-5f, what[variant], variant == 2);
   }
   ops.use_subgroups(true);
+  ops.use_coop_attention(true);
 }
 
 // A few queries (decode, short prompts): positions split over workgroups for long caches.
@@ -691,7 +697,8 @@ TEST(VulkanKernels, PromptAttentionMatchesDirectSoftmax) {
   };
   for (const Prompt& pr : {Prompt{{9, 3, 64, 100, 0, 0.0f}, 70}, Prompt{{4, 1, 256, 200, 0, 0.0f}, 200},
                            Prompt{{2, 2, 80, 300, 33, 0.0f}, 300}, Prompt{{4, 2, 32, 170, 0, 5.0f}, 150},
-                           Prompt{{1, 1, 64, 600, 0, 0.0f}, 517}, Prompt{{2, 1, 128, 700, 100, 0.0f}, 301}}) {
+                           Prompt{{1, 1, 64, 600, 0, 0.0f}, 517}, Prompt{{2, 1, 128, 700, 100, 0.0f}, 301},
+                           Prompt{{3, 1, 64, 90, 40, 30.0f}, 90}}) {
     std::vector<uint32_t> pos;
     for (int64_t t = pr.c.positions - pr.n_tokens; t < pr.c.positions; ++t) pos.push_back(static_cast<uint32_t>(t));
     check_attention(*dev, ops, pr.c, pos, rng);

@@ -280,7 +280,7 @@ void Device::free(Buffer& b) {
   if (b.memory_ != VK_NULL_HANDLE) api_.vkFreeMemory(device_, b.memory_, nullptr);
 }
 
-void Device::copy_and_wait(VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset, size_t bytes) {
+void Device::run_one(const std::function<void(VkCommandBuffer)>& record) {
   if (copy_pool_ == VK_NULL_HANDLE) {
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -297,8 +297,7 @@ void Device::copy_and_wait(VkBuffer src, size_t src_offset, VkBuffer dst, size_t
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(api_.vkBeginCommandBuffer(copy_cmd_, &bi), "recording a copy");
-  VkBufferCopy region{src_offset, dst_offset, bytes};
-  api_.vkCmdCopyBuffer(copy_cmd_, src, dst, 1, &region);
+  record(copy_cmd_);
   check(api_.vkEndCommandBuffer(copy_cmd_), "recording a copy");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
@@ -306,6 +305,17 @@ void Device::copy_and_wait(VkBuffer src, size_t src_offset, VkBuffer dst, size_t
   check(api_.vkQueueSubmit(queue_, 1, &si, copy_fence_), "submitting a copy");
   check(api_.vkWaitForFences(device_, 1, &copy_fence_, VK_TRUE, UINT64_MAX), "waiting for a copy");
   check(api_.vkResetFences(device_, 1, &copy_fence_), "resetting a fence");
+}
+
+void Device::copy_and_wait(VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset, size_t bytes) {
+  run_one([&](VkCommandBuffer cmd) {
+    VkBufferCopy region{src_offset, dst_offset, bytes};
+    api_.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+  });
+}
+
+void Device::zero(Buffer& b) {
+  run_one([&](VkCommandBuffer cmd) { api_.vkCmdFillBuffer(cmd, b.handle(), 0, VK_WHOLE_SIZE, 0); });
 }
 
 void Device::upload(Buffer& dst, const void* src, size_t bytes, size_t offset) {

@@ -2,8 +2,10 @@
 // kernels choose by (subgroup size, 16-bit and 8-bit arithmetic, integer dot products,
 // cooperative matrices).
 #pragma once
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +89,8 @@ class Device {
   // out of src, and waits.
   void upload(Buffer& dst, const void* src, size_t bytes, size_t offset = 0);
   void download(const Buffer& src, void* dst, size_t bytes, size_t offset = 0);
+  // Fills b with zero bytes, and waits.
+  void zero(Buffer& b);
 
  private:
   friend class Buffer;
@@ -94,6 +98,8 @@ class Device {
   void free(Buffer& b);
   uint32_t memory_type(uint32_t type_bits, Memory use) const;
   void copy_and_wait(VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset, size_t bytes);
+  // Records one command with `record` into a command buffer of its own, runs it and waits.
+  void run_one(const std::function<void(VkCommandBuffer)>& record);
 
   DeviceInfo info_;
   InstanceApi iapi_{};

@@ -333,9 +333,8 @@ void VulkanModel::ffn_block(Stream& s, int l, int n) {
 
 std::unique_ptr<SequenceForward> VulkanModel::sequence() {
   SequenceState seq;
-  const size_t cache_bytes = static_cast<size_t>(c_.n_layers - first_) * static_cast<size_t>(ctx_) * kv_.row_words() * 4;
-  seq.k_cache = dev_->alloc(cache_bytes, Memory::Device);
-  seq.v_cache = dev_->alloc(cache_bytes, Memory::Device);
+  seq.k_cache = ops_->kv_cache(kv_, c_.n_layers - first_);
+  seq.v_cache = ops_->kv_cache(kv_, c_.n_layers - first_);
   if (first_ > 0) seq.cpu_kv = std::make_unique<KvCache>(cpu_config_, ctx_, DType::F16);
   seq.decode = std::make_unique<Stream>(*dev_, "decode");
   return std::make_unique<VulkanSequence>(shared_from_this(), std::move(seq));

@@ -65,6 +65,8 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   fresh_kv_ = dec == nullptr || std::strcmp(dec, "store") != 0;
   fresh_qk_norms_ = dec == nullptr || std::strcmp(dec, "norms-apart") != 0;
   if (const char* cap = std::getenv("MINNOW_VULKAN_MATVEC_GROUPS")) matvec_groups_cap_ = std::max(0L, std::atol(cap));
+  const char* ca = std::getenv("MINNOW_VULKAN_COOPATTN");
+  coop_attention_ = ca == nullptr || std::strcmp(ca, "0") != 0;
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
@@ -260,8 +262,9 @@ namespace {
 
 // Workgroups attention aims for: a few per compute unit of a large GPU.
 constexpr int64_t kAttentionGroups = 512;
-// Queries a workgroup of attention_prefill.comp takes (its kQueries).
-constexpr int64_t kPromptQueries = 16;
+// Queries a workgroup of attention_prefill.comp and attention_prefill_coop.comp takes (their
+// kQueries), and the rows past the last position the latter may read (its kTile).
+constexpr int64_t kPromptQueries = 16, kPromptTile = 32;
 
 // Splits of the positions for n_tokens x n_heads queries over spans of up to `span`
 // positions: enough for kAttentionGroups workgroups, at most one per 32-position tile (the
@@ -282,6 +285,12 @@ int64_t attention_sums_words(const Ops::KvLayout& kv, int64_t n_heads, int64_t m
   for (int64_t n = 1; n <= std::min(max_tokens, kAttentionGroups); ++n)
     if (const int64_t sp = attention_splits(n_heads, n, kv.capacity); sp > 1) most = std::max(most, n * n_heads * sp);
   return std::max<int64_t>(most, 1) * (kv.head_dim + 2);
+}
+
+Buffer Ops::kv_cache(const KvLayout& kv, int64_t layers) {
+  Buffer b = dev_.alloc(static_cast<size_t>(layers * kv.capacity + kPromptTile) * kv.row_words() * 4, Memory::Device);
+  dev_.zero(b);
+  return b;
 }
 
 Buffer Ops::attention_part(const KvLayout& kv, int64_t n_heads, int64_t max_tokens) {
@@ -322,7 +331,12 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
     } prompt{push.n_heads, push.n_kv_heads, push.hd, push.layer_words, push.row_words, push.scale, push.softcap,
              push.window, push.n_splits, push.count_at};
     prompt.n_splits = tokens;  // attention_prefill.comp reads this field as the token count
-    s.dispatch(kernel("attention_prefill", 5, sizeof prompt), {&q, &k_cache, &v_cache, &pos, &out}, &prompt, heads,
+    const int64_t hd = kv.head_dim;
+    const bool coop = coopmat_ && coop_attention_ && (hd == 64 || hd == 128 || hd == 256) &&
+                      k_cache.size() >= (static_cast<size_t>(kv.layer_words(layer)) + (kv.capacity + kPromptTile) * kv.row_words()) * 4 &&
+                      v_cache.size() >= k_cache.size();
+    const std::string name = coop ? "attention_prefill_coop_" + std::to_string(hd) : std::string("attention_prefill");
+    s.dispatch(kernel(name.c_str(), 5, sizeof prompt), {&q, &k_cache, &v_cache, &pos, &out}, &prompt, heads,
                static_cast<uint32_t>((n_tokens + kPromptQueries - 1) / kPromptQueries));
     return;
   }

@@ -58,6 +58,10 @@ class Ops {
   enum class CoopTiles { Auto, Small, Big };
   void use_coop_tiles(CoopTiles t) { coop_tiles_ = t; }
   static constexpr int64_t kBigTilesMin = 256;
+  // Prompt attention on the tensor cores (attention_prefill_coop.comp) for head sizes 64,
+  // 128 and 256 where the device has NV cooperative matrices, unless
+  // MINNOW_VULKAN_COOPATTN=0 (tests check both).
+  void use_coop_attention(bool on) { coop_attention_ = on; }
   // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it:
   // two barriers a layer fewer; 2-6% faster decode on an H100 (2026-12-06, docs/vulkan.md).
   // MINNOW_VULKAN_DECODE=store: the KV-write pass; =norms-apart: the QK norms in their own
@@ -123,6 +127,9 @@ class Ops {
     uint32_t row_words() const { return static_cast<uint32_t>(n_kv_heads * head_dim / 2); }
     uint32_t layer_words(int layer) const { return static_cast<uint32_t>(layer * capacity) * row_words(); }
   };
+  // A zeroed cache of `layers` x kv.capacity rows and a tile of padding: the tensor-core
+  // prompt attention reads whole tiles of 32 rows, and every row it reads must be finite.
+  Buffer kv_cache(const KvLayout& kv, int64_t layers);
   // Token t's keys (rotated as rope does) and values, rounded to f16, into position pos[t]
   // of layer's rows of the caches; with q, its n_heads query heads rotated in place as well
   // (rope's work in the same dispatch).
@@ -176,7 +183,7 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
+  bool subgroups_, coopmat_, coop_attention_ = true, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
   Matvec matvec_ = Matvec::Units;
   CoopTiles coop_tiles_ = CoopTiles::Auto;
   int64_t wide_tiles_min_ = kWideTilesMin;
