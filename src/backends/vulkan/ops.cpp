@@ -97,15 +97,33 @@ DeviceMatrix Ops::upload_stacked(std::initializer_list<kernels::WeightView> part
     if (!stackable(a, w)) throw Error("vulkan: matrices stacked into one must share type and width");
     rows += w.rows;
   }
-  DeviceMatrix m{a.type, rows, a.cols, a.row_bytes, {}};
-  const size_t bytes = a.row_bytes * static_cast<size_t>(rows);
+  // Q6_K: each 210-byte block padded to kQ6KDeviceBlock (weights.glsl reads it as 16-byte words).
+  const bool pad_q6k = a.type == DType::Q6_K;
+  const auto src_block = static_cast<size_t>(dtype_traits(a.type).block_bytes);
+  const size_t row_bytes = pad_q6k ? a.row_bytes / src_block * kQ6KDeviceBlock : a.row_bytes;
+  DeviceMatrix m{a.type, rows, a.cols, row_bytes, {}};
+  const size_t bytes = row_bytes * static_cast<size_t>(rows);
   to_u32(static_cast<int64_t>(bytes / 2), "matrix size in 16-bit words");
   m.data = dev_.alloc(bytes + 4, Memory::Device);  // a spare word: kernels read 32 bits at any 16-bit offset
   size_t at = 0;
+  std::vector<uint8_t> padded;
   for (const kernels::WeightView& w : parts) {
     const size_t n = w.row_bytes * static_cast<size_t>(w.rows);
-    dev_.upload(m.data, w.data, n, at);
-    at += n;
+    if (!pad_q6k) {
+      dev_.upload(m.data, w.data, n, at);
+      at += n;
+      continue;
+    }
+    // In slices of at most 16 MiB of padded blocks, to bound the host copy.
+    const size_t blocks = n / src_block, per_slice = (size_t{16} << 20) / kQ6KDeviceBlock;
+    const auto* src = static_cast<const uint8_t*>(w.data);
+    for (size_t b0 = 0; b0 < blocks; b0 += per_slice) {
+      const size_t nb = std::min(per_slice, blocks - b0);
+      padded.assign(nb * kQ6KDeviceBlock, 0);
+      for (size_t b = 0; b < nb; ++b) std::memcpy(&padded[b * kQ6KDeviceBlock], src + (b0 + b) * src_block, src_block);
+      dev_.upload(m.data, padded.data(), padded.size(), at);
+      at += padded.size();
+    }
   }
   return m;
 }

@@ -14,13 +14,17 @@
 
 namespace minnow::vulkan {
 
-// A weight matrix on the device: rows x cols of type, rows of row_bytes, as GGUF stores them.
+// A weight matrix on the device: rows x cols of type, rows of row_bytes, as GGUF stores them,
+// except Q6_K: its 210-byte blocks are padded to kQ6KDeviceBlock bytes, so that every block
+// starts 16-byte aligned and the kernels read it in whole 16-byte words.
 struct DeviceMatrix {
   DType type;
   int64_t rows = 0, cols = 0;
   size_t row_bytes = 0;
   Buffer data;
 };
+
+inline constexpr size_t kQ6KDeviceBlock = 224;
 
 // Types the matmul kernels read.
 bool matmul_supported(DType t);

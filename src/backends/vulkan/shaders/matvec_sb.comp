@@ -57,7 +57,9 @@ float block_dot(uint rb, uint sb, uint lane, vec4 xv[4], vec2 xs) {
   return dm.x * (lo.x * s_lo + hi.x * s_hi) - dm.y * (lo.y * xs.x + hi.y * xs.y);
 }
 #elif defined(TYPE_Q6_K)
-const uint kBlockBytes = 210u;  // 128 bytes of low nibbles, 64 of high bit pairs, 16 signed scales, d
+// 128 bytes of low nibbles, 64 of high bit pairs, 16 signed scales, d; padded to 224 bytes
+// on the device (Ops::upload).
+const uint kBlockBytes = 224u;
 // Lane l takes half h = l / 8 of the block, positions i..i+3 (i = 4 (l % 8)) of its four
 // 32-value quarters.
 uint x_offset(uint lane, uint k) { return 128u * (lane >> 3) + 32u * k + 4u * (lane & 7u); }

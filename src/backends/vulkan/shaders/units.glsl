@@ -109,18 +109,21 @@ void unit_load(uint rb, uint u, out vec4 v[8]) {
   }
 }
 #elif defined(TYPE_Q6_K)
+// Blocks padded to 224 bytes on the device (Ops::upload): 14 uvec4, the first 13 GGUF's
+// (128 bytes of low nibbles, 64 of high bit pairs, 16 signed scales, d).
 void unit_load(uint rb, uint u, out vec4 v[8]) {
-  // 128 bytes of low nibbles, 64 of high bit pairs, 16 signed scales, d.
-  const uint blk = rb + (u >> 3) * 105u;
+  const uint blk = (rb >> 3) + (u >> 3) * 14u;
   const uint j = u & 7u, h = j >> 2, k = j & 3u;
-  const uint ql = blk + 32u * h + ((k & 1u) != 0u ? 16u : 0u), qh = blk + 64u + 16u * h;
+  const uint ql = blk + 4u * h + 2u * (k & 1u), qh = blk + 8u + 2u * h;
   const uint nib_shift = k >= 2u ? 4u : 0u;
-  const uint sc = u16_at(blk + 96u + 4u * h + k);  // the scales of columns 0..15 and 16..31
-  const float d = f16_at(blk + 104u);
+  const uvec4 lo4[2] = uvec4[2](w4[ql], w4[ql + 1u]), hi4[2] = uvec4[2](w4[qh], w4[qh + 1u]);
+  const uvec4 tail = w4[blk + 12u];  // the 16 scales, then (in the next word) d
+  const uint sc = (tail[h * 2u + (k >> 1)] >> ((k & 1u) * 16u)) & 0xffffu;  // the scales of columns 0..15 and 16..31
+  const float d = unpackHalf2x16(w4[blk + 13u].x).x;
   const float d0 = d * float(int(sc << 24) >> 24), d1 = d * float(int(sc << 16) >> 24);
   for (uint i = 0u; i < 8u; ++i) {
-    const uint lo = (u32_at(ql + 2u * i) >> nib_shift) & 0x0f0f0f0fu;
-    const uint hi = (u32_at(qh + 2u * i) >> (2u * k)) & 0x03030303u;
+    const uint lo = (lo4[i >> 2][i & 3u] >> nib_shift) & 0x0f0f0f0fu;
+    const uint hi = (hi4[i >> 2][i & 3u] >> (2u * k)) & 0x03030303u;
     v[i] = (bytes_u(lo | (hi << 4)) - 32.0) * (i < 4u ? d0 : d1);
   }
 }
