@@ -666,7 +666,7 @@ void check_attention(Device& dev, Ops& ops, const AttentionCase& c, const std::v
     expect_close(download_floats(dev, ob, q.size()), want, variant == 2 ? 3e-3f : 2e-5f, what[variant], variant == 2);
   }
   ops.use_subgroups(true);
-  ops.use_coop_attention(false);
+  ops.use_coop_attention(true);
 }
 
 // A few queries (decode, short prompts): positions split over workgroups for long caches.
