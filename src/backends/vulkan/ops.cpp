@@ -80,6 +80,17 @@ const Kernel& Ops::kernel(const char* name, int n_buffers, uint32_t push_bytes) 
   return *kernels_.emplace(name, std::move(k)).first->second;
 }
 
+DeviceBlock device_block(DType t) {
+  const auto gguf = static_cast<size_t>(dtype_traits(t).block_bytes);
+  switch (t) {
+    case DType::Q6_K: return {224, gguf};
+    case DType::Q4_0:
+    case DType::Q5_0:
+    case DType::Q8_0: return {gguf + 2, 2};
+    default: return {gguf, gguf};
+  }
+}
+
 DeviceMatrix Ops::upload(const kernels::WeightView& w) { return upload_stacked({w}); }
 
 DeviceMatrix Ops::upload_stacked(const kernels::WeightView& a, const kernels::WeightView& b) { return upload_stacked({a, b}); }
@@ -97,10 +108,10 @@ DeviceMatrix Ops::upload_stacked(std::initializer_list<kernels::WeightView> part
     if (!stackable(a, w)) throw Error("vulkan: matrices stacked into one must share type and width");
     rows += w.rows;
   }
-  // Q6_K: each 210-byte block padded to kQ6KDeviceBlock (weights.glsl reads it as 16-byte words).
-  const bool pad_q6k = a.type == DType::Q6_K;
   const auto src_block = static_cast<size_t>(dtype_traits(a.type).block_bytes);
-  const size_t row_bytes = pad_q6k ? a.row_bytes / src_block * kQ6KDeviceBlock : a.row_bytes;
+  const DeviceBlock dev = device_block(a.type);
+  const bool widen = dev.bytes != src_block;
+  const size_t row_bytes = a.row_bytes / src_block * dev.bytes;
   DeviceMatrix m{a.type, rows, a.cols, row_bytes, {}};
   const size_t bytes = row_bytes * static_cast<size_t>(rows);
   to_u32(static_cast<int64_t>(bytes / 2), "matrix size in 16-bit words");
@@ -109,18 +120,22 @@ DeviceMatrix Ops::upload_stacked(std::initializer_list<kernels::WeightView> part
   std::vector<uint8_t> padded;
   for (const kernels::WeightView& w : parts) {
     const size_t n = w.row_bytes * static_cast<size_t>(w.rows);
-    if (!pad_q6k) {
+    if (!widen) {
       dev_.upload(m.data, w.data, n, at);
       at += n;
       continue;
     }
-    // In slices of at most 16 MiB of padded blocks, to bound the host copy.
-    const size_t blocks = n / src_block, per_slice = (size_t{16} << 20) / kQ6KDeviceBlock;
+    // In slices of at most 16 MiB of widened blocks, to bound the host copy.
+    const size_t blocks = n / src_block, per_slice = (size_t{16} << 20) / dev.bytes, gap = dev.bytes - src_block;
     const auto* src = static_cast<const uint8_t*>(w.data);
     for (size_t b0 = 0; b0 < blocks; b0 += per_slice) {
       const size_t nb = std::min(per_slice, blocks - b0);
-      padded.assign(nb * kQ6KDeviceBlock, 0);
-      for (size_t b = 0; b < nb; ++b) std::memcpy(&padded[b * kQ6KDeviceBlock], src + (b0 + b) * src_block, src_block);
+      padded.assign(nb * dev.bytes, 0);
+      for (size_t b = 0; b < nb; ++b) {
+        const uint8_t* from = src + (b0 + b) * src_block;
+        std::memcpy(&padded[b * dev.bytes], from, dev.split);
+        std::memcpy(&padded[b * dev.bytes + dev.split + gap], from + dev.split, src_block - dev.split);
+      }
       dev_.upload(m.data, padded.data(), padded.size(), at);
       at += padded.size();
     }

@@ -14,9 +14,8 @@
 
 namespace minnow::vulkan {
 
-// A weight matrix on the device: rows x cols of type, rows of row_bytes, as GGUF stores them,
-// except Q6_K: its 210-byte blocks are padded to kQ6KDeviceBlock bytes, so that every block
-// starts 16-byte aligned and the kernels read it in whole 16-byte words.
+// A weight matrix on the device: rows x cols of type, rows of row_bytes, as GGUF stores them
+// except for the blocks device_block widens.
 struct DeviceMatrix {
   DType type;
   int64_t rows = 0, cols = 0;
@@ -24,7 +23,14 @@ struct DeviceMatrix {
   Buffer data;
 };
 
-inline constexpr size_t kQ6KDeviceBlock = 224;
+// How a block lies on the device: GGUF's bytes [0, split) at 0, the rest after `bytes -
+// GGUF's size` zero bytes. Q6_K (210 -> 224 bytes, padding at the end) then starts every
+// block on 16 bytes, and Q4_0, Q5_0 and Q8_0 (2 bytes after the f16 scale) their quants on 4,
+// so that the kernels (units.glsl) read whole aligned words, not 32 bits at a 16-bit offset.
+struct DeviceBlock {
+  size_t bytes, split;
+};
+DeviceBlock device_block(DType t);
 
 // Types the matmul kernels read.
 bool matmul_supported(DType t);

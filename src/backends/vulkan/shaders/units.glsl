@@ -24,18 +24,16 @@ void unit_load(uint rb, uint u, out vec4 v[8]) {
 #elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1)
 void unit_load(uint rb, uint u, out vec4 v[8]) {
 #if defined(TYPE_Q4_0)
-  const uint blk = rb + u * 9u, qs = blk + 1u;  // d, 16 bytes: element i low nibble, 16 + i high
+  // Blocks widened to 20 bytes on the device (device_block): d, 2 spare bytes, 16 bytes of
+  // nibbles (element i low nibble, 16 + i high).
+  const uint blk = rb + u * 10u, qs = blk + 2u;
   const float d = f16_at(blk), m = -8.0 * d;
 #else
   const uint blk = rb + u * 10u, qs = blk + 2u;  // d, m, 16 bytes of nibbles
   const float d = f16_at(blk), m = f16_at(blk + 1u);
 #endif
   for (uint k = 0u; k < 4u; ++k) {
-#if defined(TYPE_Q4_1)
     const uint q = w[(qs >> 1) + k];  // 20-byte blocks: 32-bit aligned
-#else
-    const uint q = u32_at(qs + 2u * k);
-#endif
     v[k] = nibbles_lo(q) * d + m;
     v[k + 4u] = nibbles_hi(q) * d + m;
   }
@@ -43,28 +41,26 @@ void unit_load(uint rb, uint u, out vec4 v[8]) {
 #elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
 void unit_load(uint rb, uint u, out vec4 v[8]) {
 #if defined(TYPE_Q5_0)
-  const uint blk = rb + u * 11u, hb = blk + 1u, qs = blk + 3u;  // d, 4 bytes of fifth bits, nibbles
+  // Widened to 24 bytes on the device (device_block): d, 2 spare bytes, 4 bytes of fifth bits, nibbles.
+  const uint blk = rb + u * 12u, hb = blk + 2u, qs = blk + 4u;
   const float d = f16_at(blk), m = -16.0 * d;
 #else
   const uint blk = rb + u * 12u, hb = blk + 2u, qs = blk + 4u;  // d, m, fifth bits, nibbles
   const float d = f16_at(blk), m = f16_at(blk + 1u);
 #endif
-  const uint qh = u32_at(hb);
+  const uint qh = w[hb >> 1];
   for (uint k = 0u; k < 4u; ++k) {
-#if defined(TYPE_Q5_1)
     const uint q = w[(qs >> 1) + k];  // 24-byte blocks: 32-bit aligned
-#else
-    const uint q = u32_at(qs + 2u * k);
-#endif
     v[k] = (nibbles_lo(q) + 16.0 * bits4(qh, 4u * k)) * d + m;
     v[k + 4u] = (nibbles_hi(q) + 16.0 * bits4(qh, 16u + 4u * k)) * d + m;
   }
 }
 #elif defined(TYPE_Q8_0)
 void unit_load(uint rb, uint u, out vec4 v[8]) {
-  const uint blk = rb + u * 17u;  // d, 32 signed bytes
-  const float d = f16_at(blk);
-  for (uint k = 0u; k < 8u; ++k) v[k] = bytes_s(u32_at(blk + 1u + 2u * k)) * d;
+  // Widened to 36 bytes on the device (device_block): d, 2 spare bytes, 32 signed bytes.
+  const uint blk = (rb >> 1) + u * 9u;
+  const float d = unpackHalf2x16(w[blk]).x;
+  for (uint k = 0u; k < 8u; ++k) v[k] = bytes_s(w[blk + 1u + k]) * d;
 }
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 // Blocks of 144 / 176 bytes, both multiples of 16, so every block (rows are whole blocks)
