@@ -67,6 +67,7 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (const char* cap = std::getenv("MINNOW_VULKAN_MATVEC_GROUPS")) matvec_groups_cap_ = std::max(0L, std::atol(cap));
   const char* ca = std::getenv("MINNOW_VULKAN_COOPATTN");
   coop_attention_ = ca == nullptr || std::strcmp(ca, "0") != 0;
+  if (const char* wf = std::getenv("MINNOW_VULKAN_WIDE_FROM")) wide_rows_groups_ = std::max(0L, std::atol(wf));
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }

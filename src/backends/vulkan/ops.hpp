@@ -47,7 +47,8 @@ class Ops {
   void narrow_tiles_below(int64_t tiles) { wide_tiles_min_ = tiles; }
   static constexpr int64_t kWideTilesMin = 1024;  // the default
   // Matrix-vector products take 8 rows a workgroup (4 of gate and of up) where that still
-  // gives `groups` workgroups, else 2; tests set 0 / a large number to check both kernels.
+  // gives `groups` workgroups, else 2; tests set 0 / a large number to check both kernels
+  // (MINNOW_VULKAN_WIDE_FROM=N sets it, for timing).
   void wide_rows_from(int64_t groups) { wide_rows_groups_ = groups; }
   // Matrix-vector grids of at most `groups` workgroups, each then taking several row groups
   // in turn (0: one each, the default; MINNOW_VULKAN_MATVEC_GROUPS=N); tests check both.
