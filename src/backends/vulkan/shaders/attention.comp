@@ -1,9 +1,7 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 32 with an online softmax; each tile's keys are staged in shared
-// memory with coalesced loads, and its values go straight into registers (each thread owns
-// two dimensions of the head a word, for all 32 positions), loaded while the scores are
-// taken. One workgroup per (head, token,
+// its KV head, in tiles of 32 with an online softmax; each tile's keys and then values are
+// staged in shared memory with coalesced loads. One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and the last of the (head, token)'s
 // workgroups to finish (a counter in `part`) combines them (short prompts and decode would
@@ -54,8 +52,8 @@ const uint kFresh = 1u, kQNorm = 2u, kKNorm = 4u;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
-// A tile's keys: kTile rows of hd / 2 words (f16 pairs), one spare word a row so that
-// threads reading a column of rows hit different banks.
+// A tile's keys, then its values: kTile rows of hd / 2 words (f16 pairs), one spare word a
+// row so that threads reading a column of rows hit different banks.
 shared uint tile_words[kTile * (kMaxHeadDim / 2u + 1u)];
 shared float scores[kTile];
 shared float red[64];
@@ -129,42 +127,27 @@ float rotated(bool from_q, uint base, uint e) {
 uint fresh_pos = 0xffffffffu;
 bool fresh_writer = false;
 
-// Keys tile..tile+n-1 of one head's cache slice into tile_words; neighbouring threads read
+// Rows tile..tile+n-1 of one head's cache slice into tile_words; neighbouring threads read
 // neighbouring words (the slices of consecutive positions are row_words apart). The fresh
 // row comes after, in a loop of its own: a call inside this one kept the compiler from
 // issuing its loads together (decode attention took twice as long on an H100).
-void load_keys(uint base, uint tile, uint n, uint half_hd, uint lid, uint kv_base) {
+void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values, uint kv_base) {
   const uint stride = half_hd + 1u;
   for (uint i = lid; i < n * half_hd; i += 64u) {
     const uint j = i / half_hd, w = i - j * half_hd;
-    if (tile + j != fresh_pos) tile_words[j * stride + w] = kc[base + (tile + j) * p.row_words + w];
+    const uint at = base + (tile + j) * p.row_words + w;
+    if (tile + j != fresh_pos) tile_words[j * stride + w] = values ? vc[at] : kc[at];
   }
   if (fresh_pos - tile >= n) return;  // not in this tile (unsigned: before it too)
   const uint j = fresh_pos - tile;
   for (uint w = lid; w < half_hd; w += 64u) {
-    const uint word = packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
+    const uint e = kv_base + 2u * w, at = base + fresh_pos * p.row_words + w;
+    const uint word = values ? packHalf2x16(vec2(v[e], v[e + 1u]))
+                             : packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
     tile_words[j * stride + w] = word;
-    if (fresh_writer) kc_out[base + fresh_pos * p.row_words + w] = word;
-  }
-}
-
-// The words (f16 pairs) a thread owns: lid and lid + 64 of the head's hd / 2.
-const uint kOwned = kMaxHeadDim / 128u;
-// Values tile..tile+n-1 of the thread's words, zero past n; the fresh row from v.
-void load_values(uint base, uint tile, uint n, uint half_hd, uint lid, uint kv_base, out uint vals[kOwned][kTile]) {
-  for (uint c = 0u; c < kOwned; ++c) {
-    const uint w = min(lid + 64u * c, half_hd - 1u);  // a word past the head: read, never used
-    for (uint j = 0u; j < kTile; ++j)
-      vals[c][j] = j < n && tile + j != fresh_pos ? vc[base + (tile + j) * p.row_words + w] : 0u;
-  }
-  if (fresh_pos - tile >= n) return;
-  const uint j = fresh_pos - tile;
-  for (uint c = 0u; c < kOwned; ++c) {
-    const uint w = lid + 64u * c;
-    if (w >= half_hd) continue;
-    const uint word = packHalf2x16(vec2(v[kv_base + 2u * w], v[kv_base + 2u * w + 1u]));
-    vals[c][j] = word;
-    if (fresh_writer) vc_out[base + fresh_pos * p.row_words + w] = word;
+    if (fresh_writer) {
+      if (values) vc_out[at] = word; else kc_out[at] = word;
+    }
   }
 }
 
@@ -196,17 +179,15 @@ void main() {
   if (fresh) fresh_pos = pos[0], fresh_writer = h % (p.n_heads / p.n_kv_heads) == 0u;
 
   float m = -1.0 / 0.0, l = 0.0;
-  vec2 acc[kOwned];  // dimensions 2w, 2w + 1 of the thread's words w
-  for (uint c = 0u; c < kOwned; ++c) acc[c] = vec2(0.0);
+  float acc[kMaxHeadDim / 64u];
+  for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) acc[c] = 0.0;
   const uint head_words = p.layer_words + kvh * half_hd;
   // Score phase: position lid % 32 of the tile, the first or second half of its words.
   const uint jj = lid & 31u, half_words = (half_hd + 1u) / 2u;
   const uint w_begin = (lid >> 5) * half_words, w_end = min(half_hd, w_begin + half_words);
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
-    load_keys(head_words, tile, n, half_hd, lid, kv_base);
-    uint vals[kOwned][kTile];
-    load_values(head_words, tile, n, half_hd, lid, kv_base, vals);
+    load_tile(head_words, tile, n, half_hd, lid, false, kv_base);
     barrier();
     float dot = 0.0;
     if (jj < n)
@@ -228,26 +209,34 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-    for (uint c = 0u; c < kOwned; ++c) {
-      vec2 a = acc[c] * factor;
-      for (uint j = 0u; j < kTile; ++j) a += scores[j] * unpackHalf2x16(vals[c][j]);  // zero past n
+    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);  // every key was read before the reductions
+    barrier();
+    for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
+      const uint d = lid + 64u * c;
+      if (d >= hd) break;
+      float a = acc[c] * factor;
+      const uint word = d >> 1, odd = d & 1u;
+      for (uint j = 0u; j < n; ++j) {
+        const vec2 vv = unpackHalf2x16(tile_words[j * stride + word]);
+        a += scores[j] * (odd != 0u ? vv.y : vv.x);
+      }
       acc[c] = a;
     }
     barrier();  // tile_words and scores[] are rewritten by the next tile
   }
   if (used == 1u) {
-    for (uint c = 0u; c < kOwned; ++c) {
-      const uint w = lid + 64u * c;
-      if (w < half_hd) o[qbase + 2u * w] = acc[c].x / l, o[qbase + 2u * w + 1u] = acc[c].y / l;
+    for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
+      const uint d = lid + 64u * c;
+      if (d < hd) o[qbase + d] = acc[c] / l;
     }
     return;
   }
   const uint pair = t * p.n_heads + h, pstride = hd + 2u, base = pair * p.n_splits * pstride;
   const uint pbase = base + split * pstride;
   if (lid == 0u) part[pbase] = floatBitsToUint(m), part[pbase + 1u] = floatBitsToUint(l);
-  for (uint c = 0u; c < kOwned; ++c) {
-    const uint w = lid + 64u * c;
-    if (w < half_hd) part[pbase + 2u + 2u * w] = floatBitsToUint(acc[c].x), part[pbase + 3u + 2u * w] = floatBitsToUint(acc[c].y);
+  for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
+    const uint d = lid + 64u * c;
+    if (d < hd) part[pbase + 2u + d] = floatBitsToUint(acc[c]);
   }
   // Publish this split, then count it: the workgroup that counts last merges.
   memoryBarrierBuffer();

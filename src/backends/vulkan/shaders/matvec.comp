@@ -22,26 +22,6 @@ layout(local_size_x = 64) in;
 const uint kThreads = 64u;
 #include "matvec_rows.glsl"
 
-// Adds unit u (columns 32u..32u+31) of every row to acc. Rows past the matrix's end read
-// its last row instead (their sums are never stored), so there is no branch between the
-// rows' loads and the compiler can issue them all at once.
-void add_unit(uint u, uint xt, uint r0, float rscale, bool writer, bool norm, inout float acc[kRows + 1u]) {
-  vec4 xv[8];  // the unit's inputs, read once for all rows
-  for (uint k = 0u; k < 8u; ++k) xv[k] = input4(xt + u * 8u + k, u * 8u + k, rscale, writer);
-  if (norm)
-    for (uint k = 0u; k < 8u; ++k) {
-      acc[kRows] += dot(xv[k], xv[k]);
-      xv[k] *= gain4[u * 8u + k];
-    }
-  for (uint i = 0u; i < kRows; ++i) {
-    vec4 v[8];
-    unit_load(row_clamped(r0, i) * p.row_u16, u, v);
-    float a = 0.0;
-    for (uint k = 0u; k < 8u; ++k) a += dot(v[k], xv[k]);
-    acc[i] += a;
-  }
-}
-
 void main() {
   // Row groups beyond the 65535 of one dimension continue in y.
   const uint first = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
@@ -54,13 +34,23 @@ void main() {
     const bool writer = group == 0u;
     float acc[kRows + 1u];
     for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
-    uint u = lid;
-    // Long rows: two units a step, so that twice the loads are in flight.
-    for (; u + kThreads < units; u += 2u * kThreads) {
-      add_unit(u, xt, r0, rscale, writer, norm, acc);
-      add_unit(u + kThreads, xt, r0, rscale, writer, norm, acc);
+    for (uint u = lid; u < units; u += kThreads) {
+      vec4 xv[8];  // the unit's inputs, read once for all rows
+      for (uint k = 0u; k < 8u; ++k) xv[k] = input4(xt + u * 8u + k, u * 8u + k, rscale, writer);
+      if (norm)
+        for (uint k = 0u; k < 8u; ++k) {
+          acc[kRows] += dot(xv[k], xv[k]);
+          xv[k] *= gain4[u * 8u + k];
+        }
+      for (uint i = 0u; i < kRows; ++i) {
+        if (!row_in(r0, i)) continue;
+        vec4 v[8];
+        unit_load(row_of(r0, i) * p.row_u16, u, v);
+        float a = 0.0;
+        for (uint k = 0u; k < 8u; ++k) a += dot(v[k], xv[k]);
+        acc[i] += a;
+      }
     }
-    if (u < units) add_unit(u, xt, r0, rscale, writer, norm, acc);
     finish_rows(acc, t, r0, lid, norm);
   }
 }

@@ -13,8 +13,6 @@ const uint kHalf = 2u;
 const uint kRows = 2u * kHalf;  // rows r0.. of the gate, then the same of up
 uint row_of(uint r0, uint i) { return i < kHalf ? r0 + i : p.rows / 2u + r0 + i - kHalf; }
 bool row_in(uint r0, uint i) { return r0 + (i % kHalf) < p.rows / 2u; }
-// row_of, or the last row of its matrix where that is past the end (loads without branches).
-uint row_clamped(uint r0, uint i) { return min(r0 + i % kHalf, p.rows / 2u - 1u) + (i < kHalf ? 0u : p.rows / 2u); }
 #else
 #if defined(WIDE)
 const uint kHalf = 8u;
@@ -24,7 +22,6 @@ const uint kHalf = 2u;
 const uint kRows = kHalf;
 uint row_of(uint r0, uint i) { return r0 + i; }
 bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
-uint row_clamped(uint r0, uint i) { return min(r0 + i, p.rows - 1u); }
 #endif
 // Groups of kHalf rows (of the gate, and as many of up, with GLU). A workgroup takes
 // groups first, first + its grid's size, ...: one, unless Ops capped the grid.
