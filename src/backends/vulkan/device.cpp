@@ -1,9 +1,11 @@
 #include "backends/vulkan/device.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 
@@ -199,22 +201,43 @@ std::unique_ptr<Device> Device::open(int index) {
   // The tensor-core matmul: halves in shaders and the NV cooperative matrices.
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  const char* nvcm_extension = "VK_NV_cooperative_matrix";
+  std::vector<const char*> extensions;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  void** chain_end = &s16.pNext;
   if (d->info_.nv_cooperative_matrix) {
     f12.shaderFloat16 = VK_TRUE;
     nvcm.cooperativeMatrix = VK_TRUE;
     s16.pNext = &f12;
     f12.pNext = &nvcm;
-    dci.enabledExtensionCount = 1;
-    dci.ppEnabledExtensionNames = &nvcm_extension;
+    chain_end = &nvcm.pNext;
+    extensions.push_back("VK_NV_cooperative_matrix");
   }
+  // A diagnostic for kernel work: what the driver's compiler made of each kernel.
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  const char* stats_env = std::getenv("MINNOW_VULKAN_KERNEL_STATS");
+  const bool want_stats = stats_env != nullptr && std::strcmp(stats_env, "0") != 0 && *stats_env != '\0' &&
+                          has_extension(d->iapi_, d->physical_, "VK_KHR_pipeline_executable_properties");
+  if (want_stats) {
+    pep.pipelineExecutableInfo = VK_TRUE;
+    *chain_end = &pep;
+    extensions.push_back("VK_KHR_pipeline_executable_properties");
+  }
+  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
   dci.pNext = &feats;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   check(d->iapi_.vkCreateDevice(d->physical_, &dci, nullptr, &d->device_), "creating the device");
   d->api_ = load_device_api(d->iapi_, d->device_);
   d->api_.vkGetDeviceQueue(d->device_, d->queue_family_, 0, &d->queue_);
+  if (want_stats) {
+    d->stats_properties_ = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+        d->iapi_.vkGetDeviceProcAddr(d->device_, "vkGetPipelineExecutablePropertiesKHR"));
+    d->stats_ = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+        d->iapi_.vkGetDeviceProcAddr(d->device_, "vkGetPipelineExecutableStatisticsKHR"));
+    if (d->stats_ == nullptr) d->stats_properties_ = nullptr;
+  }
   d->iapi_.vkGetPhysicalDeviceMemoryProperties(d->physical_, &d->memory_);
   return d;
 }

@@ -82,6 +82,11 @@ class Device {
   VkDevice handle() const { return device_; }
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
+  // MINNOW_VULKAN_KERNEL_STATS=1 where the driver has VK_KHR_pipeline_executable_properties:
+  // the compiler's statistics of each kernel (registers, ...) printed as it is built.
+  bool kernel_stats() const { return stats_properties_ != nullptr; }
+  PFN_vkGetPipelineExecutablePropertiesKHR stats_properties_fn() const { return stats_properties_; }
+  PFN_vkGetPipelineExecutableStatisticsKHR stats_fn() const { return stats_; }
 
   // bytes rounded up to 4 (shaders read 32-bit words). Throws Error when out of memory.
   Buffer alloc(size_t bytes, Memory use);
@@ -113,6 +118,8 @@ class Device {
   VkCommandPool copy_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer copy_cmd_ = VK_NULL_HANDLE;
   VkFence copy_fence_ = VK_NULL_HANDLE;
+  PFN_vkGetPipelineExecutablePropertiesKHR stats_properties_ = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR stats_ = nullptr;
 };
 
 }  // namespace minnow::vulkan

@@ -61,6 +61,7 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   const char* mv = std::getenv("MINNOW_VULKAN_MATVEC");
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
+  if (mv != nullptr && std::strcmp(mv, "blocks32r1") == 0) matvec_ = Matvec::Blocks32Single;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
   fresh_kv_ = dec == nullptr || std::strcmp(dec, "store") != 0;
   fresh_qk_norms_ = dec == nullptr || std::strcmp(dec, "norms-apart") != 0;
@@ -166,8 +167,8 @@ void Ops::matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Out
       throw Error("vulkan: matmul output smaller than the shapes");
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
-    const bool wide = w.rows / 8 >= wide_rows_groups_;
-    product(s, matvec_kernel(w, "", wide), w, x, out, n_tokens, wide ? 8 : 2, 1, bias, flags, norm);
+    const MatvecPlan plan = matvec_plan(w, false, w.rows / 8 >= wide_rows_groups_);
+    product(s, plan.kernel, w, x, out, n_tokens, plan.rows_per_group, 1, bias, flags, norm);
     return;
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
@@ -191,8 +192,8 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   const int64_t ff = gate_up.rows / 2;
   if (out.size() < static_cast<size_t>(n_tokens * ff) * sizeof(float)) throw Error("vulkan: GLU output smaller than the shapes");
   if (n_tokens < kTiledMinTokens) {
-    const bool wide = ff / 4 >= wide_rows_groups_;  // 4 rows of each matrix a workgroup, else 2
-    product(s, matvec_kernel(gate_up, "glu_", wide), gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows}, n_tokens, wide ? 2 * 4 : 2 * 2, 1,
+    const MatvecPlan plan = matvec_plan(gate_up, true, ff / 4 >= wide_rows_groups_);
+    product(s, plan.kernel, gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows}, n_tokens, plan.rows_per_group, 1,
             nullptr, gelu ? kGelu : 0u, norm);
     return;
   }
@@ -201,13 +202,18 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   glu(s, scratch, scratch, out, n_tokens, ff, 2 * ff, ff, gelu);
 }
 
-std::string Ops::matvec_kernel(const DeviceMatrix& w, const char* glu, bool wide) const {
+Ops::MatvecPlan Ops::matvec_plan(const DeviceMatrix& w, bool glu, bool wide) const {
   const bool k_quant = w.type == DType::Q4_K || w.type == DType::Q5_K || w.type == DType::Q6_K;
   // matvec_sb.comp addresses the matrix in bytes with 32-bit offsets.
   const bool blocks = matvec_ != Matvec::Units && k_quant && w.row_bytes * static_cast<size_t>(w.rows) < (size_t{1} << 32) - 16;
-  std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + glu + (wide ? "wide_" : "") + kernel_type(w.type);
-  if (!subgroups_) return name + "_nosg";
-  return blocks && matvec_ == Matvec::Blocks32 ? name + "_t32" : name;
+  const bool single = blocks && subgroups_ && matvec_ == Matvec::Blocks32Single;
+  // Rows of the matrix (with GLU: of gate, then as many of up) a workgroup takes: matvec_rows.glsl.
+  const int64_t rows = single ? 1 : wide ? (glu ? 4 : 8) : 2;
+  std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + (glu ? "glu_" : "") +
+                     (single ? "r1_" : wide ? "wide_" : "") + kernel_type(w.type);
+  if (!subgroups_) name += "_nosg";
+  else if (blocks && matvec_ != Matvec::Blocks) name += "_t32";
+  return {name, glu ? 2 * rows : rows};
 }
 
 // The matrix kernels' dispatch: `rows_per_group` of w's rows and `tokens_per_group` tokens
@@ -381,7 +387,8 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   const Buffer* sin = fresh != nullptr ? fresh->sin : &q;
   const Buffer* q_norm = fresh != nullptr && fresh->q_norm != nullptr ? fresh->q_norm : &q;
   const Buffer* k_norm = fresh != nullptr && fresh->k_norm != nullptr ? fresh->k_norm : &q;
-  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 12, sizeof push),
+  static const bool values_late = std::getenv("MINNOW_VULKAN_ATTN_LATE") != nullptr;  // timing only
+  s.dispatch(kernel(!subgroups_ ? "attention_nosg" : values_late ? "attention_late" : "attention", 12, sizeof push),
              {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin, q_norm, k_norm}, &push, heads, tokens,
              static_cast<uint32_t>(splits));
 }

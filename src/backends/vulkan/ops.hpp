@@ -57,7 +57,7 @@ class Ops {
   // How matrix-vector products of K-quant rows (Q4_K, Q5_K, Q6_K) split the work: each of
   // 64 threads a whole 32-value unit (matvec.comp), or 16 lanes a super-block with 64 or 32
   // threads a workgroup (matvec_sb.comp). Other types always take units; tests check all.
-  enum class Matvec { Units, Blocks, Blocks32 };
+  enum class Matvec { Units, Blocks, Blocks32, Blocks32Single };
   void use_matvec(Matvec m) { matvec_ = m; }
   // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
@@ -189,7 +189,13 @@ class Ops {
                int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
                const InputNorm* norm = nullptr);
   // The matrix-vector kernel for w: "glu_" or "", with `wide` rows a workgroup.
-  std::string matvec_kernel(const DeviceMatrix& w, const char* glu, bool wide) const;
+  // A matrix-vector product's kernel and the rows (with GLU: of gate and up together) each
+  // of its workgroups takes.
+  struct MatvecPlan {
+    std::string kernel;
+    int64_t rows_per_group;
+  };
+  MatvecPlan matvec_plan(const DeviceMatrix& w, bool glu, bool wide) const;
   // From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
   static constexpr int64_t kTiledMinTokens = 4;
 

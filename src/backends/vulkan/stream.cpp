@@ -98,9 +98,11 @@ Kernel::Kernel(Device& dev, const ShaderCode& code, int n_buffers, uint32_t push
     cpi.stage.module = module;
     cpi.stage.pName = "main";
     cpi.layout = layout_;
+    if (dev.kernel_stats()) cpi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     const VkResult r = a.vkCreateComputePipelines(dev.handle(), VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline_);
     a.vkDestroyShaderModule(dev.handle(), module, nullptr);
     check(r, (std::string("building kernel ") + code.name).c_str());
+    if (dev.kernel_stats()) print_stats();
   } catch (...) {
     destroy();
     throw;
@@ -108,6 +110,30 @@ Kernel::Kernel(Device& dev, const ShaderCode& code, int n_buffers, uint32_t push
 }
 
 Kernel::~Kernel() { destroy(); }
+
+// One line a kernel: the statistics the driver's compiler gives (registers, spills, ...).
+void Kernel::print_stats() const {
+  VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+  ei.pipeline = pipeline_;
+  ei.executableIndex = 0;
+  uint32_t n = 0;
+  if (dev_.stats_fn()(dev_.handle(), &ei, &n, nullptr) != VK_SUCCESS || n == 0) return;
+  std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+  if (dev_.stats_fn()(dev_.handle(), &ei, &n, stats.data()) != VK_SUCCESS) return;
+  std::string line = std::string("vulkan kernel ") + name_ + ":";
+  for (uint32_t i = 0; i < n; ++i) {
+    const VkPipelineExecutableStatisticKHR& st = stats[i];
+    line += std::string(i ? ", " : " ") + st.name + " ";
+    switch (st.format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += st.value.b32 ? "yes" : "no"; break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(st.value.i64); break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(st.value.u64); break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: line += std::to_string(st.value.f64); break;
+      default: line += "?";
+    }
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
 
 void Kernel::destroy() {
   const DeviceApi& a = dev_.api();

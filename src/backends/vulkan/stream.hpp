@@ -31,6 +31,7 @@ class Kernel {
  private:
   friend class Stream;
   void destroy();
+  void print_stats() const;
   Device& dev_;
   const char* name_;
   int n_buffers_;

@@ -1,6 +1,6 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 32 with an online softmax; each tile's keys and then values are
+// its KV head, in tiles of 32 with an online softmax; each tile's keys and values are
 // staged in shared memory with coalesced loads. One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and the last of the (head, token)'s
@@ -52,9 +52,11 @@ const uint kFresh = 1u, kQNorm = 2u, kKNorm = 4u;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
-// A tile's keys, then its values: kTile rows of hd / 2 words (f16 pairs), one spare word a
-// row so that threads reading a column of rows hit different banks.
-shared uint tile_words[kTile * (kMaxHeadDim / 2u + 1u)];
+// A tile's keys and its values (from kTileWords on): kTile rows of hd / 2 words (f16 pairs)
+// each, one spare word a row so that threads reading a column of rows hit different banks.
+// Both are loaded at once: one wait on memory a tile, not two.
+const uint kTileWords = kTile * (kMaxHeadDim / 2u + 1u);
+shared uint tile_words[2u * kTileWords];
 shared float scores[kTile];
 shared float red[64];
 const uint kMaxSplits = 512u;
@@ -132,11 +134,11 @@ bool fresh_writer = false;
 // row comes after, in a loop of its own: a call inside this one kept the compiler from
 // issuing its loads together (decode attention took twice as long on an H100).
 void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values, uint kv_base) {
-  const uint stride = half_hd + 1u;
+  const uint stride = half_hd + 1u, to = values ? kTileWords : 0u;
   for (uint i = lid; i < n * half_hd; i += 64u) {
     const uint j = i / half_hd, w = i - j * half_hd;
     const uint at = base + (tile + j) * p.row_words + w;
-    if (tile + j != fresh_pos) tile_words[j * stride + w] = values ? vc[at] : kc[at];
+    if (tile + j != fresh_pos) tile_words[to + j * stride + w] = values ? vc[at] : kc[at];
   }
   if (fresh_pos - tile >= n) return;  // not in this tile (unsigned: before it too)
   const uint j = fresh_pos - tile;
@@ -144,7 +146,7 @@ void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values
     const uint e = kv_base + 2u * w, at = base + fresh_pos * p.row_words + w;
     const uint word = values ? packHalf2x16(vec2(v[e], v[e + 1u]))
                              : packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
-    tile_words[j * stride + w] = word;
+    tile_words[to + j * stride + w] = word;
     if (fresh_writer) {
       if (values) vc_out[at] = word; else kc_out[at] = word;
     }
@@ -188,6 +190,9 @@ void main() {
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
     load_tile(head_words, tile, n, half_hd, lid, false, kv_base);
+#if !defined(VALUES_LATE)
+    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);
+#endif
     barrier();
     float dot = 0.0;
     if (jj < n)
@@ -209,15 +214,17 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);  // every key was read before the reductions
+#if defined(VALUES_LATE)  // timing the values loaded after the scores (before 2026-12-07)
+    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);
     barrier();
+#endif
     for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
       const uint d = lid + 64u * c;
       if (d >= hd) break;
       float a = acc[c] * factor;
       const uint word = d >> 1, odd = d & 1u;
       for (uint j = 0u; j < n; ++j) {
-        const vec2 vv = unpackHalf2x16(tile_words[j * stride + word]);
+        const vec2 vv = unpackHalf2x16(tile_words[kTileWords + j * stride + word]);
         a += scores[j] * (odd != 0u ? vv.y : vv.x);
       }
       acc[c] = a;
