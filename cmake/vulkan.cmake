@@ -52,8 +52,13 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
         "matvec_sb_${v}${lower}_nosg matvec_sb.comp TYPE_${type} ${vdefs}"
         "matvec_sb_${v}${lower}_t32 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS32 ${vdefs}")
     endforeach()
-    list(APPEND MINNOW_VULKAN_KERNELS "matvec_sb_r1_${lower}_t32 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS32 ROWS1"
-      "matvec_sb_glu_r1_${lower}_t32 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS32 ROWS1 GLU")
+    foreach(v "" "glu_")  # one row a workgroup (32 or 128 threads), and 2 rows in 128 threads
+      string(REPLACE "_" " " vdefs "${v}")
+      string(TOUPPER "${vdefs}" vdefs)
+      list(APPEND MINNOW_VULKAN_KERNELS "matvec_sb_${v}r1_${lower}_t32 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS32 ROWS1 ${vdefs}"
+        "matvec_sb_${v}r1_${lower}_t128 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS128 ROWS1 ${vdefs}"
+        "matvec_sb_${v}${lower}_t128 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS128 ${vdefs}")
+    endforeach()
   endif()
 endforeach()
 set(shader_dir ${CMAKE_SOURCE_DIR}/src/backends/vulkan/shaders)

@@ -143,9 +143,11 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     ops.use_subgroups(true);
     ops.wide_rows_from(Ops::kWideRowsGroups);
     // 16 lanes a super-block (matvec_sb.comp, K-quants; the other types take units): widths
-    // of one and of several blocks a slot, odd row counts, 64 and 32 threads, 1, 2 and 8 rows
-    // a workgroup, with subgroups and through shared memory (one row: subgroups only).
-    for (Ops::Matvec m : {Ops::Matvec::Blocks, Ops::Matvec::Blocks32, Ops::Matvec::Blocks32Single}) {
+    // of one and of several blocks a slot, odd row counts, 32, 64 and 128 threads, 1, 2 and 8
+    // rows a workgroup, with subgroups and through shared memory (32 threads with one row and
+    // 128 threads: subgroups only).
+    for (Ops::Matvec m : {Ops::Matvec::Blocks, Ops::Matvec::Blocks32, Ops::Matvec::Blocks32Single, Ops::Matvec::Blocks128,
+                          Ops::Matvec::Blocks128Single}) {
       ops.use_matvec(m);
       for (bool subgroups : {true, false}) {
         ops.use_subgroups(subgroups);
@@ -493,17 +495,23 @@ TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
     DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
     for (int64_t n_tokens : {1, 2, 5})
       for (bool gelu : {false, true})
-        for (int variant = 0; variant < 8; ++variant) {
+        for (int variant = 0; variant < 10; ++variant) {
           // wide: 4 rows of each matrix a workgroup; blocks: 16 lanes a super-block (matvec_sb.comp)
           const bool subgroups = variant != 1 && variant != 4, wide = variant == 2 || variant >= 5, blocks = variant >= 3;
           SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
                        (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : "") + (blocks ? ", blocks" : "") +
-                       (variant == 6 ? ", 32 threads" : variant == 7 ? ", 32 threads, 1 row" : ""));
+                       (variant == 6   ? ", 32 threads"
+                        : variant == 7 ? ", 32 threads, 1 row"
+                        : variant == 8 ? ", 128 threads"
+                        : variant == 9 ? ", 128 threads, 1 row"
+                                       : ""));
           ops.use_subgroups(subgroups);
           ops.wide_rows_from(wide ? 0 : Ops::kWideRowsGroups);
           ops.use_matvec(!blocks                ? Ops::Matvec::Units
                          : variant == 6 ? Ops::Matvec::Blocks32
                          : variant == 7 ? Ops::Matvec::Blocks32Single
+                         : variant == 8 ? Ops::Matvec::Blocks128
+                         : variant == 9 ? Ops::Matvec::Blocks128Single
                                         : Ops::Matvec::Blocks);
           // Inputs scaled so the products are near 1: the check is relative to the result.
           const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));

@@ -62,6 +62,8 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
   if (mv != nullptr && std::strcmp(mv, "blocks32r1") == 0) matvec_ = Matvec::Blocks32Single;
+  if (mv != nullptr && std::strcmp(mv, "blocks128") == 0) matvec_ = Matvec::Blocks128;
+  if (mv != nullptr && std::strcmp(mv, "blocks128r1") == 0) matvec_ = Matvec::Blocks128Single;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
   fresh_kv_ = dec == nullptr || std::strcmp(dec, "store") != 0;
   fresh_qk_norms_ = dec == nullptr || std::strcmp(dec, "norms-apart") != 0;
@@ -206,12 +208,15 @@ Ops::MatvecPlan Ops::matvec_plan(const DeviceMatrix& w, bool glu, bool wide) con
   const bool k_quant = w.type == DType::Q4_K || w.type == DType::Q5_K || w.type == DType::Q6_K;
   // matvec_sb.comp addresses the matrix in bytes with 32-bit offsets.
   const bool blocks = matvec_ != Matvec::Units && k_quant && w.row_bytes * static_cast<size_t>(w.rows) < (size_t{1} << 32) - 16;
-  const bool single = blocks && subgroups_ && matvec_ == Matvec::Blocks32Single;
+  const bool t128 = blocks && subgroups_ && (matvec_ == Matvec::Blocks128 || matvec_ == Matvec::Blocks128Single);
+  const bool single = blocks && subgroups_ && (matvec_ == Matvec::Blocks32Single || matvec_ == Matvec::Blocks128Single);
+  wide = wide && !single && !t128;
   // Rows of the matrix (with GLU: of gate, then as many of up) a workgroup takes: matvec_rows.glsl.
   const int64_t rows = single ? 1 : wide ? (glu ? 4 : 8) : 2;
   std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + (glu ? "glu_" : "") +
                      (single ? "r1_" : wide ? "wide_" : "") + kernel_type(w.type);
   if (!subgroups_) name += "_nosg";
+  else if (t128) name += "_t128";
   else if (blocks && matvec_ != Matvec::Blocks) name += "_t32";
   return {name, glu ? 2 * rows : rows};
 }

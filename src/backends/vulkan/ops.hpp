@@ -57,7 +57,10 @@ class Ops {
   // How matrix-vector products of K-quant rows (Q4_K, Q5_K, Q6_K) split the work: each of
   // 64 threads a whole 32-value unit (matvec.comp), or 16 lanes a super-block with 64 or 32
   // threads a workgroup (matvec_sb.comp). Other types always take units; tests check all.
-  enum class Matvec { Units, Blocks, Blocks32, Blocks32Single };
+  // The matrix-vector kernel for K-quant rows: units (matvec.comp), or 16 lanes a
+  // super-block (matvec_sb.comp) in workgroups of 64, 32 or 128 threads; Single: one row a
+  // workgroup (with GLU, one of gate and one of up).
+  enum class Matvec { Units, Blocks, Blocks32, Blocks32Single, Blocks128, Blocks128Single };
   void use_matvec(Matvec m) { matvec_ = m; }
   // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).

@@ -16,6 +16,9 @@
 #if defined(THREADS32)
 layout(local_size_x = 32) in;
 const uint kThreads = 32u;
+#elif defined(THREADS128)
+layout(local_size_x = 128) in;
+const uint kThreads = 128u;
 #else
 layout(local_size_x = 64) in;
 const uint kThreads = 64u;
