@@ -1,13 +1,8 @@
 // Reading GGUF blocks from a buffer of 32-bit words: every block type's size is even, so a
 // block starts on a 16-bit boundary; no 8- or 16-bit storage feature is needed. The buffer
-// has one spare word at the end (Ops::upload), so u32_at may read one word past a block.
+// has one spare word at the end (Ops::upload), so bytes4_at may read one word past a block.
 uint u16_at(uint i) { return (w[i >> 1] >> ((i & 1u) << 4)) & 0xffffu; }
 float f16_at(uint i) { return unpackHalf2x16(u16_at(i)).x; }
-// The 32 bits that start at 16-bit word i (i even or odd).
-uint u32_at(uint i) {
-  const uint lo = w[i >> 1], hi = w[(i >> 1) + 1u];
-  return (i & 1u) == 0u ? lo : (lo >> 16) | (hi << 16);
-}
 // The 4 bytes from byte b on, at any byte offset (the spare word covers the last block).
 uint bytes4_at(uint b) {
   const uint i = b >> 2, s = (b & 3u) * 8u;
