@@ -71,6 +71,8 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   const char* ca = std::getenv("MINNOW_VULKAN_COOPATTN");
   coop_attention_ = ca == nullptr || std::strcmp(ca, "0") != 0;
   if (const char* wf = std::getenv("MINNOW_VULKAN_WIDE_FROM")) wide_rows_groups_ = std::max(0L, std::atol(wf));
+  const char* at = std::getenv("MINNOW_VULKAN_ATTN");
+  early_values_ = at != nullptr && std::strcmp(at, "together") == 0;
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
@@ -392,8 +394,7 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   const Buffer* sin = fresh != nullptr ? fresh->sin : &q;
   const Buffer* q_norm = fresh != nullptr && fresh->q_norm != nullptr ? fresh->q_norm : &q;
   const Buffer* k_norm = fresh != nullptr && fresh->k_norm != nullptr ? fresh->k_norm : &q;
-  static const bool values_late = std::getenv("MINNOW_VULKAN_ATTN_LATE") != nullptr;  // timing only
-  s.dispatch(kernel(!subgroups_ ? "attention_nosg" : values_late ? "attention_late" : "attention", 12, sizeof push),
+  s.dispatch(kernel(!subgroups_ ? "attention_nosg" : early_values_ ? "attention_together" : "attention", 12, sizeof push),
              {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin, q_norm, k_norm}, &push, heads, tokens,
              static_cast<uint32_t>(splits));
 }

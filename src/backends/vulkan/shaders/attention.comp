@@ -1,6 +1,6 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 32 with an online softmax; each tile's keys and values are
+// its KV head, in tiles of 32 with an online softmax; each tile's keys and then values are
 // staged in shared memory with coalesced loads. One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and the last of the (head, token)'s
@@ -54,7 +54,8 @@ const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
 // A tile's keys and its values (from kTileWords on): kTile rows of hd / 2 words (f16 pairs)
 // each, one spare word a row so that threads reading a column of rows hit different banks.
-// Both are loaded at once: one wait on memory a tile, not two.
+// The values are loaded after the scores, or with VALUES_EARLY together with the keys (one
+// wait on memory a tile, not two; not yet timed on a GPU: MINNOW_VULKAN_ATTN=together).
 const uint kTileWords = kTile * (kMaxHeadDim / 2u + 1u);
 shared uint tile_words[2u * kTileWords];
 shared float scores[kTile];
@@ -190,7 +191,7 @@ void main() {
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
     load_tile(head_words, tile, n, half_hd, lid, false, kv_base);
-#if !defined(VALUES_LATE)
+#if defined(VALUES_EARLY)
     load_tile(head_words, tile, n, half_hd, lid, true, kv_base);
 #endif
     barrier();
@@ -214,7 +215,7 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-#if defined(VALUES_LATE)  // timing the values loaded after the scores (before 2026-12-07)
+#if !defined(VALUES_EARLY)
     load_tile(head_words, tile, n, half_hd, lid, true, kv_base);
     barrier();
 #endif
