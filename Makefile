@@ -70,7 +70,7 @@ test-aarch64: build-aarch64 models
 
 test-e2e: build models
 	@echo "== CLI end-to-end tests"
-	@.venv/bin/python -m pytest -q tests/e2e
+	@.venv/bin/python -m pytest -q --durations=12 tests/e2e  # lists the slowest: the CI budget
 
 # The JNI binding (bindings/java) against the CLI: docs/java.md.
 test-java: build models
