@@ -56,13 +56,14 @@ test-unit: build models
 	@MINNOW_GOLDEN_PROMPTS=english,chat MINNOW_FORCE_SCALAR=1 build/release/minnow_tests --gtest_brief=1 --gtest_filter='-*Vulkan*:GoldenModels.Qwen*'
 
 test-asan: build-asan models
-	@echo "== unit + golden tests (ASan + UBSan; two of the five golden prompts)"
-	@# The release run has the rest: the Vulkan golden checks and five of the seven tiny
-	@# models on lavapipe (the device's time is not ASan's to check; llama.gguf and gemma3
-	@# cover the host code, partial offload too), Qwen 0.5B (large).
+	@echo "== unit + golden tests (ASan + UBSan; SmolLM2's golden check on two of the five prompts)"
+	@# The release run has the rest: the Vulkan golden checks and six of the seven tiny models
+	@# on lavapipe (the device's time is not ASan's to check; llama.gguf covers the host code,
+	@# partial offload too), Qwen 0.5B (large) and Gemma 3's golden check (its weights' kernels
+	@# are PackedFile.Gemma3*'s here, its family code the tiny gemma3's).
 	@ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 \
 		MINNOW_GOLDEN_PROMPTS=english,chat build/asan/minnow_tests --gtest_brief=1 \
-		--gtest_filter='-GoldenModels.*Vulkan:GoldenModels.Qwen*:Families/TinyModelsVulkan.*/llama:Families/TinyModelsVulkan.*/qwen*'
+		--gtest_filter='-GoldenModels.*Vulkan:GoldenModels.Qwen*:GoldenModels.Gemma3:Families/TinyModelsVulkan.*/llama:Families/TinyModelsVulkan.*/qwen*:Families/TinyModelsVulkan.*/gemma3'
 
 # The aarch64 build under qemu-aarch64 at three ISA levels (what runs where: docs/arm.md).
 test-aarch64: build-aarch64 models
