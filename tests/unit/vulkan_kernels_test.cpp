@@ -144,10 +144,10 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     ops.wide_rows_from(Ops::kWideRowsGroups);
     // 16 lanes a super-block (matvec_sb.comp, K-quants; the other types take units): widths
     // of one and of several blocks a slot, odd row counts, 32, 64 and 128 threads, 1, 2 and 8
-    // rows a workgroup, with subgroups and through shared memory (32 threads with one row and
-    // 128 threads: subgroups only).
-    for (Ops::Matvec m : {Ops::Matvec::Blocks, Ops::Matvec::Blocks32, Ops::Matvec::Blocks32Single, Ops::Matvec::Blocks128,
-                          Ops::Matvec::Blocks128Single}) {
+    // rows a workgroup, with subgroups and through shared memory (128 threads: subgroups
+    // only), the units kernel on K-quant rows, and the default's choice.
+    for (Ops::Matvec m : {Ops::Matvec::Units, Ops::Matvec::Blocks, Ops::Matvec::Blocks32, Ops::Matvec::Blocks128,
+                          Ops::Matvec::Auto}) {
       ops.use_matvec(m);
       for (bool subgroups : {true, false}) {
         ops.use_subgroups(subgroups);
@@ -159,7 +159,7 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
       }
     }
     ops.use_subgroups(true);
-    ops.use_matvec(Ops::Matvec::Units);
+    ops.use_matvec(Ops::Matvec::Auto);
   }
 }
 
@@ -495,23 +495,17 @@ TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
     DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
     for (int64_t n_tokens : {1, 2, 5})
       for (bool gelu : {false, true})
-        for (int variant = 0; variant < 10; ++variant) {
+        for (int variant = 0; variant < 8; ++variant) {
           // wide: 4 rows of each matrix a workgroup; blocks: 16 lanes a super-block (matvec_sb.comp)
           const bool subgroups = variant != 1 && variant != 4, wide = variant == 2 || variant >= 5, blocks = variant >= 3;
           SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
                        (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : "") + (blocks ? ", blocks" : "") +
-                       (variant == 6   ? ", 32 threads"
-                        : variant == 7 ? ", 32 threads, 1 row"
-                        : variant == 8 ? ", 128 threads"
-                        : variant == 9 ? ", 128 threads, 1 row"
-                                       : ""));
+                       (variant == 6 ? ", 32 threads" : variant == 7 ? ", 128 threads" : ""));
           ops.use_subgroups(subgroups);
           ops.wide_rows_from(wide ? 0 : Ops::kWideRowsGroups);
           ops.use_matvec(!blocks                ? Ops::Matvec::Units
                          : variant == 6 ? Ops::Matvec::Blocks32
-                         : variant == 7 ? Ops::Matvec::Blocks32Single
-                         : variant == 8 ? Ops::Matvec::Blocks128
-                         : variant == 9 ? Ops::Matvec::Blocks128Single
+                         : variant == 7 ? Ops::Matvec::Blocks128
                                         : Ops::Matvec::Blocks);
           // Inputs scaled so the products are near 1: the check is relative to the result.
           const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));
@@ -664,23 +658,19 @@ void check_attention(Device& dev, Ops& ops, const AttentionCase& c, const std::v
   dev.upload(vcb, vc.data(), vc.size() * 2);
   Buffer ob = dev.alloc(q.size() * 4, Memory::Readback);
   Buffer part = ops.attention_part(kv, c.n_heads, n);
-  // The reductions with and without subgroup operations, with a tile's values loaded with
-  // its keys, then (where the device has them and the prompt takes them) on the tensor
-  // cores: queries and weights in halves.
+  // The reductions with and without subgroup operations, then (where the device has them and
+  // the prompt takes them) on the tensor cores: queries and weights in halves.
   const bool tensor_cores = ops.coopmat() && n >= 16 && (c.hd == 64 || c.hd == 128 || c.hd == 256);
-  for (int variant = 0; variant < (tensor_cores ? 4 : 3); ++variant) {
+  for (int variant = 0; variant < (tensor_cores ? 3 : 2); ++variant) {
     ops.use_subgroups(variant != 1);
-    ops.use_early_values(variant == 2);
-    ops.use_coop_attention(variant == 3);
+    ops.use_coop_attention(variant == 2);
     Stream s(dev);
     ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
     s.submit_and_wait();
-    const char* what[] = {"attention", "attention without subgroups", "attention, values with the keys",
-                          "attention on the tensor cores"};
-    expect_close(download_floats(dev, ob, q.size()), want, variant == 3 ? 3e-3f : 2e-5f, what[variant], variant == 3);
+    const char* what[] = {"attention", "attention without subgroups", "attention on the tensor cores"};
+    expect_close(download_floats(dev, ob, q.size()), want, variant == 2 ? 3e-3f : 2e-5f, what[variant], variant == 2);
   }
   ops.use_subgroups(true);
-  ops.use_early_values(false);
   ops.use_coop_attention(true);
 }
 
@@ -735,8 +725,7 @@ TEST(VulkanKernels, DecodeAttentionTakesFreshKeysAsStoreKvThenAttention) {
       for (uint32_t p : {0u, static_cast<uint32_t>(c.positions / 2), static_cast<uint32_t>(c.positions - 1)}) {
         SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " +
                      std::to_string(c.hd) + " position " + std::to_string(p) + (half_split ? " neox" : "") +
-                     (norms ? " qk norms" : "") + (half_split ? ", values with the keys" : ""));
-        ops.use_early_values(half_split);
+                     (norms ? " qk norms" : ""));
         const int64_t kvd = c.n_kv_heads * c.hd, qd = c.n_heads * c.hd;
         const Ops::KvLayout kv{c.n_kv_heads, c.hd, c.positions + 3};
         std::vector<uint16_t> cache(static_cast<size_t>(2 * kv.capacity * kvd));
@@ -788,7 +777,6 @@ TEST(VulkanKernels, DecodeAttentionTakesFreshKeysAsStoreKvThenAttention) {
           expect_close(got, want, 1e-3f, i == 0 ? "k cache" : "v cache");  // one f16 rounding step at most
         }
       }
-  ops.use_early_values(false);
 }
 
 TEST(VulkanKernels, RefusesWhatNoKernelReads) {

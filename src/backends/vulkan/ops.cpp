@@ -59,11 +59,10 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (env != nullptr && std::strcmp(env, "small") == 0) coop_tiles_ = CoopTiles::Small;
   if (env != nullptr && std::strcmp(env, "big") == 0) coop_tiles_ = CoopTiles::Big;
   const char* mv = std::getenv("MINNOW_VULKAN_MATVEC");
+  if (mv != nullptr && std::strcmp(mv, "units") == 0) matvec_ = Matvec::Units;
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
-  if (mv != nullptr && std::strcmp(mv, "blocks32r1") == 0) matvec_ = Matvec::Blocks32Single;
   if (mv != nullptr && std::strcmp(mv, "blocks128") == 0) matvec_ = Matvec::Blocks128;
-  if (mv != nullptr && std::strcmp(mv, "blocks128r1") == 0) matvec_ = Matvec::Blocks128Single;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
   fresh_kv_ = dec == nullptr || std::strcmp(dec, "store") != 0;
   fresh_qk_norms_ = dec == nullptr || std::strcmp(dec, "norms-apart") != 0;
@@ -71,8 +70,6 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   const char* ca = std::getenv("MINNOW_VULKAN_COOPATTN");
   coop_attention_ = ca == nullptr || std::strcmp(ca, "0") != 0;
   if (const char* wf = std::getenv("MINNOW_VULKAN_WIDE_FROM")) wide_rows_groups_ = std::max(0L, std::atol(wf));
-  const char* at = std::getenv("MINNOW_VULKAN_ATTN");
-  early_values_ = at != nullptr && std::strcmp(at, "together") == 0;
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
@@ -208,18 +205,21 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
 
 Ops::MatvecPlan Ops::matvec_plan(const DeviceMatrix& w, bool glu, bool wide) const {
   const bool k_quant = w.type == DType::Q4_K || w.type == DType::Q5_K || w.type == DType::Q6_K;
+  Matvec m = matvec_;
+  // Auto: what measured fastest on an H100 (docs/vulkan.md, 2026-12-07 evening): super-blocks
+  // in 128 threads, but the 8-row units kernel for an output head's many rows.
+  if (m == Matvec::Auto) m = subgroups_ && (glu || !wide) ? Matvec::Blocks128 : Matvec::Units;
   // matvec_sb.comp addresses the matrix in bytes with 32-bit offsets.
-  const bool blocks = matvec_ != Matvec::Units && k_quant && w.row_bytes * static_cast<size_t>(w.rows) < (size_t{1} << 32) - 16;
-  const bool t128 = blocks && subgroups_ && (matvec_ == Matvec::Blocks128 || matvec_ == Matvec::Blocks128Single);
-  const bool single = blocks && subgroups_ && (matvec_ == Matvec::Blocks32Single || matvec_ == Matvec::Blocks128Single);
-  wide = wide && !single && !t128;
+  const bool blocks = m != Matvec::Units && k_quant && w.row_bytes * static_cast<size_t>(w.rows) < (size_t{1} << 32) - 16;
+  const bool t128 = blocks && subgroups_ && m == Matvec::Blocks128;
+  wide = wide && !t128;
   // Rows of the matrix (with GLU: of gate, then as many of up) a workgroup takes: matvec_rows.glsl.
-  const int64_t rows = single ? 1 : wide ? (glu ? 4 : 8) : 2;
-  std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + (glu ? "glu_" : "") +
-                     (single ? "r1_" : wide ? "wide_" : "") + kernel_type(w.type);
+  const int64_t rows = wide ? (glu ? 4 : 8) : 2;
+  std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + (glu ? "glu_" : "") + (wide ? "wide_" : "") +
+                     kernel_type(w.type);
   if (!subgroups_) name += "_nosg";
   else if (t128) name += "_t128";
-  else if (blocks && matvec_ != Matvec::Blocks) name += "_t32";
+  else if (blocks && m != Matvec::Blocks) name += "_t32";
   return {name, glu ? 2 * rows : rows};
 }
 
@@ -394,7 +394,7 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   const Buffer* sin = fresh != nullptr ? fresh->sin : &q;
   const Buffer* q_norm = fresh != nullptr && fresh->q_norm != nullptr ? fresh->q_norm : &q;
   const Buffer* k_norm = fresh != nullptr && fresh->k_norm != nullptr ? fresh->k_norm : &q;
-  s.dispatch(kernel(!subgroups_ ? "attention_nosg" : early_values_ ? "attention_together" : "attention", 12, sizeof push),
+  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 12, sizeof push),
              {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin, q_norm, k_norm}, &push, heads, tokens,
              static_cast<uint32_t>(splits));
 }

@@ -54,13 +54,12 @@ class Ops {
   // in turn (0: one each, the default; MINNOW_VULKAN_MATVEC_GROUPS=N); tests check both.
   void cap_matvec_groups(int64_t groups) { matvec_groups_cap_ = groups; }
   static constexpr int64_t kWideRowsGroups = 1024;  // the default
-  // How matrix-vector products of K-quant rows (Q4_K, Q5_K, Q6_K) split the work: each of
-  // 64 threads a whole 32-value unit (matvec.comp), or 16 lanes a super-block with 64 or 32
-  // threads a workgroup (matvec_sb.comp). Other types always take units; tests check all.
-  // The matrix-vector kernel for K-quant rows: units (matvec.comp), or 16 lanes a
-  // super-block (matvec_sb.comp) in workgroups of 64, 32 or 128 threads; Single: one row a
-  // workgroup (with GLU, one of gate and one of up).
-  enum class Matvec { Units, Blocks, Blocks32, Blocks32Single, Blocks128, Blocks128Single };
+  // The matrix-vector kernel for K-quant rows (Q4_K, Q5_K, Q6_K): each of 64 threads a whole
+  // 32-value unit (Units, matvec.comp), or 16 lanes a super-block (matvec_sb.comp) in
+  // workgroups of 64, 32 or 128 threads. Auto, the default: 128 threads with subgroups, except
+  // units for a non-GLU matrix wide enough for 8 rows a workgroup (an output head). Other
+  // types always take units; tests check all. MINNOW_VULKAN_MATVEC=units|blocks|blocks32|blocks128.
+  enum class Matvec { Auto, Units, Blocks, Blocks32, Blocks128 };
   void use_matvec(Matvec m) { matvec_ = m; }
   // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
@@ -76,8 +75,6 @@ class Ops {
   // 128 and 256 where the device has NV cooperative matrices: 1.2-1.8x faster prompts on an
   // H100 (docs/vulkan.md). MINNOW_VULKAN_COOPATTN=0 keeps the plain kernel (for timing).
   void use_coop_attention(bool on) { coop_attention_ = on; }
-  // Decode attention loads a tile's values with its keys (MINNOW_VULKAN_ATTN=together).
-  void use_early_values(bool on) { early_values_ = on; }
   // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it:
   // two barriers a layer fewer; 2-6% faster decode on an H100 (2026-12-06, docs/vulkan.md).
   // MINNOW_VULKAN_DECODE=store: the KV-write pass; =norms-apart: the QK norms in their own
@@ -205,8 +202,8 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_attention_ = true, early_values_ = false, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
-  Matvec matvec_ = Matvec::Units;
+  bool subgroups_, coopmat_, coop_attention_ = true, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
+  Matvec matvec_ = Matvec::Auto;
   CoopTiles coop_tiles_ = CoopTiles::Auto;
   int64_t wide_tiles_min_ = kWideTilesMin;
   int64_t wide_rows_groups_ = kWideRowsGroups;

@@ -1,7 +1,10 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 32 with an online softmax; each tile's keys and then values are
-// staged in shared memory with coalesced loads. One workgroup per (head, token,
+// its KV head, in tiles of 32 with an online softmax. Keys and values are read straight
+// from the cache into registers, each thread's loads independent of one another: a tile's
+// scores take 32 positions x 2 halves of a row (one thread each), its values one word (two
+// dimensions) a thread for all 32 positions. (Staging the tile in shared memory first cost
+// a loop of dependent loads and two barriers a tile.) One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and the last of the (head, token)'s
 // workgroups to finish (a counter in `part`) combines them (short prompts and decode would
@@ -9,7 +12,8 @@
 // dispatch and a barrier a layer).
 // With `fresh` (one token: decode), its key and value at pos[0] come from the projections k
 // and v, rotated by RoPE and rounded to f16 here as store_kv.comp does, and its query is
-// rotated on loading; the first query head of each KV head writes them into the cache, so a
+// rotated on loading; every workgroup keeps that row in shared memory, and the one whose
+// chunk holds it in the first query head of each KV head writes it into the cache, so a
 // decode pass needs no store_kv dispatch and barrier. The heads' RMS norms before RoPE
 // (Gemma 3's QK norms: kQNorm, kKNorm in `fresh`) are taken here too.
 #extension GL_GOOGLE_include_directive : require
@@ -52,12 +56,8 @@ const uint kFresh = 1u, kQNorm = 2u, kKNorm = 4u;
 
 const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
-// A tile's keys and its values (from kTileWords on): kTile rows of hd / 2 words (f16 pairs)
-// each, one spare word a row so that threads reading a column of rows hit different banks.
-// The values are loaded after the scores, or with VALUES_EARLY together with the keys (one
-// wait on memory a tile, not two; not yet timed on a GPU: MINNOW_VULKAN_ATTN=together).
-const uint kTileWords = kTile * (kMaxHeadDim / 2u + 1u);
-shared uint tile_words[2u * kTileWords];
+// With fresh: the token's own key and value row (f16 pairs), read in place of the cache's.
+shared uint fresh_k[kMaxHeadDim / 2u], fresh_v[kMaxHeadDim / 2u];
 shared float scores[kTile];
 shared float red[64];
 const uint kMaxSplits = 512u;
@@ -125,39 +125,13 @@ float rotated(bool from_q, uint base, uint e) {
   return rope_turn(normed(from_q, base, r.a), normed(from_q, base, r.b), cs[r.i], sn[r.i], r.second);
 }
 
-// With fresh: the position whose row comes from k and v (none otherwise), and whether this
-// workgroup writes that row into the cache.
+// With fresh: the position whose row comes from k and v (none otherwise).
 uint fresh_pos = 0xffffffffu;
-bool fresh_writer = false;
-
-// Rows tile..tile+n-1 of one head's cache slice into tile_words; neighbouring threads read
-// neighbouring words (the slices of consecutive positions are row_words apart). The fresh
-// row comes after, in a loop of its own: a call inside this one kept the compiler from
-// issuing its loads together (decode attention took twice as long on an H100).
-void load_tile(uint base, uint tile, uint n, uint half_hd, uint lid, bool values, uint kv_base) {
-  const uint stride = half_hd + 1u, to = values ? kTileWords : 0u;
-  for (uint i = lid; i < n * half_hd; i += 64u) {
-    const uint j = i / half_hd, w = i - j * half_hd;
-    const uint at = base + (tile + j) * p.row_words + w;
-    if (tile + j != fresh_pos) tile_words[to + j * stride + w] = values ? vc[at] : kc[at];
-  }
-  if (fresh_pos - tile >= n) return;  // not in this tile (unsigned: before it too)
-  const uint j = fresh_pos - tile;
-  for (uint w = lid; w < half_hd; w += 64u) {
-    const uint e = kv_base + 2u * w, at = base + fresh_pos * p.row_words + w;
-    const uint word = values ? packHalf2x16(vec2(v[e], v[e + 1u]))
-                             : packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
-    tile_words[to + j * stride + w] = word;
-    if (fresh_writer) {
-      if (values) vc_out[at] = word; else kc_out[at] = word;
-    }
-  }
-}
 
 void main() {
   const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, split = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint kvh = h / (p.n_heads / p.n_kv_heads);
-  const uint hd = p.hd, half_hd = hd / 2u, stride = half_hd + 1u;
+  const uint hd = p.hd, half_hd = hd / 2u;
   const uint first_seen = (p.window > 0u && pos[t] + 1u > p.window) ? pos[t] + 1u - p.window : 0u;
   // The positions seen, cut into n_splits chunks of whole tiles: computed here from the
   // position, so a recorded pass spreads the work over all its workgroups as the cache fills.
@@ -179,28 +153,41 @@ void main() {
     k_scale = inversesqrt(reduce_sum(kk, lid) / float(hd) + p.eps);
   }
   for (uint i = lid; i < hd; i += 64u) qs[i] = fresh ? rotated(true, qbase, i) : q[qbase + i];
-  if (fresh) fresh_pos = pos[0], fresh_writer = h % (p.n_heads / p.n_kv_heads) == 0u;
+  const uint head_words = p.layer_words + kvh * half_hd;
+  if (fresh) {
+    fresh_pos = pos[0];
+    const bool writer = h % (p.n_heads / p.n_kv_heads) == 0u && fresh_pos >= first && fresh_pos <= last;
+    for (uint w = lid; w < half_hd; w += 64u) {
+      const uint e = kv_base + 2u * w, at = head_words + fresh_pos * p.row_words + w;
+      const uint kw = packHalf2x16(vec2(rotated(false, kv_base, 2u * w), rotated(false, kv_base, 2u * w + 1u)));
+      const uint vw = packHalf2x16(vec2(v[e], v[e + 1u]));
+      fresh_k[w] = kw, fresh_v[w] = vw;
+      if (writer) kc_out[at] = kw, vc_out[at] = vw;
+    }
+  }
+  barrier();  // qs, fresh_k, fresh_v
 
   float m = -1.0 / 0.0, l = 0.0;
-  float acc[kMaxHeadDim / 64u];
-  for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) acc[c] = 0.0;
-  const uint head_words = p.layer_words + kvh * half_hd;
+  vec2 acc[kMaxHeadDim / 128u];  // words lid, lid + 64: dimensions 2 w, 2 w + 1
+  for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) acc[c] = vec2(0.0);
   // Score phase: position lid % 32 of the tile, the first or second half of its words.
   const uint jj = lid & 31u, half_words = (half_hd + 1u) / 2u;
   const uint w_begin = (lid >> 5) * half_words, w_end = min(half_hd, w_begin + half_words);
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
-    load_tile(head_words, tile, n, half_hd, lid, false, kv_base);
-#if defined(VALUES_EARLY)
-    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);
-#endif
-    barrier();
     float dot = 0.0;
-    if (jj < n)
+    if (jj < n && tile + jj == fresh_pos)
       for (uint w = w_begin; w < w_end; ++w) {
-        const vec2 k2 = unpackHalf2x16(tile_words[jj * stride + w]);
+        const vec2 k2 = unpackHalf2x16(fresh_k[w]);
         dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
       }
+    else if (jj < n) {
+      const uint at = head_words + (tile + jj) * p.row_words;
+      for (uint w = w_begin; w < w_end; ++w) {
+        const vec2 k2 = unpackHalf2x16(kc[at + w]);
+        dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
+      }
+    }
     red[lid] = dot;
     barrier();
     float s = -1.0 / 0.0;
@@ -215,36 +202,33 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-#if !defined(VALUES_EARLY)
-    load_tile(head_words, tile, n, half_hd, lid, true, kv_base);
-    barrier();
-#endif
-    for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
-      const uint d = lid + 64u * c;
-      if (d >= hd) break;
-      float a = acc[c] * factor;
-      const uint word = d >> 1, odd = d & 1u;
-      for (uint j = 0u; j < n; ++j) {
-        const vec2 vv = unpackHalf2x16(tile_words[kTileWords + j * stride + word]);
-        a += scores[j] * (odd != 0u ? vv.y : vv.x);
-      }
+    // The cache's rows but the fresh one (jf; n when not in this tile), then that one.
+    const uint jf = min(fresh_pos - tile, n);  // unsigned: n for positions before the tile too
+    for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
+      const uint w = lid + 64u * c;
+      if (w >= half_hd) break;
+      vec2 a = acc[c] * factor;
+      const uint at = head_words + tile * p.row_words + w;
+      for (uint j = 0u; j < jf; ++j) a += scores[j] * unpackHalf2x16(vc[at + j * p.row_words]);
+      for (uint j = jf + 1u; j < n; ++j) a += scores[j] * unpackHalf2x16(vc[at + j * p.row_words]);
+      if (jf < n) a += scores[jf] * unpackHalf2x16(fresh_v[w]);
       acc[c] = a;
     }
-    barrier();  // tile_words and scores[] are rewritten by the next tile
+    barrier();  // scores[] is rewritten by the next tile
   }
   if (used == 1u) {
-    for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
-      const uint d = lid + 64u * c;
-      if (d < hd) o[qbase + d] = acc[c] / l;
+    for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
+      const uint w = lid + 64u * c;
+      if (w < half_hd) o[qbase + 2u * w] = acc[c].x / l, o[qbase + 2u * w + 1u] = acc[c].y / l;
     }
     return;
   }
   const uint pair = t * p.n_heads + h, pstride = hd + 2u, base = pair * p.n_splits * pstride;
   const uint pbase = base + split * pstride;
   if (lid == 0u) part[pbase] = floatBitsToUint(m), part[pbase + 1u] = floatBitsToUint(l);
-  for (uint c = 0u; c < kMaxHeadDim / 64u; ++c) {
-    const uint d = lid + 64u * c;
-    if (d < hd) part[pbase + 2u + d] = floatBitsToUint(acc[c]);
+  for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
+    const uint w = lid + 64u * c;
+    if (w < half_hd) part[pbase + 2u + 2u * w] = floatBitsToUint(acc[c].x), part[pbase + 3u + 2u * w] = floatBitsToUint(acc[c].y);
   }
   // Publish this split, then count it: the workgroup that counts last merges.
   memoryBarrierBuffer();

@@ -3,13 +3,10 @@
 // pass: the threads' sums added across the workgroup (subgroup additions where the device
 // has them, SUBGROUPS, else shared memory), then the outputs stored. Needs kThreads.
 // Rows a workgroup takes: more (WIDE) for matrices of many rows, where the input row, read
-// again by every workgroup, would otherwise cost more than the weights; one (ROWS1) for the
-// fewest registers a thread.
+// again by every workgroup, would otherwise cost more than the weights.
 #if defined(GLU)
 #if defined(WIDE)
 const uint kHalf = 4u;
-#elif defined(ROWS1)
-const uint kHalf = 1u;
 #else
 const uint kHalf = 2u;
 #endif
@@ -19,8 +16,6 @@ bool row_in(uint r0, uint i) { return r0 + (i % kHalf) < p.rows / 2u; }
 #else
 #if defined(WIDE)
 const uint kHalf = 8u;
-#elif defined(ROWS1)
-const uint kHalf = 1u;
 #else
 const uint kHalf = 2u;
 #endif
