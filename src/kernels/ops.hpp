@@ -68,6 +68,12 @@ using Depthwise8RowFn = void (*)(const float* x, int64_t ldx, const float* w, in
                                  int64_t n, const Epilogue& e);
 void depthwise8_row_ref(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                         const Epilogue& e);
+// A 1 x 1 convolution's 8 output channels straight into that interleaved layout:
+// y[p * 8 + l] = epilogue(sum over c < k of w[c * 8 + l] * x[c * ldx + p]) with the
+// epilogue's row l, for p < n (fused multiply-adds in c order: sgemm's numbers).
+using Pointwise8Fn = void (*)(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n,
+                              const Epilogue& e);
+void pointwise8_ref(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e);
 // Planes <-> the interleaved layout: dst[p * 8 + l] = src[l * ld + p] for p < n, lanes
 // l < `lanes` (1..8; the others 0), and back for the first `lanes` planes.
 using Interleave8Fn = void (*)(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
@@ -137,6 +143,7 @@ struct KernelTable {
   AxpyStridedFn axpy_strided;
   DepthwiseRowFn depthwise_row;
   Depthwise8RowFn depthwise8_row;
+  Pointwise8Fn pointwise8;
   Interleave8Fn interleave8;
   Deinterleave8Fn deinterleave8;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)

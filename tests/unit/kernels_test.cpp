@@ -442,6 +442,27 @@ TEST(Kernels, AxpyStridedMatchesReference) {
       }
 }
 
+TEST(Kernels, InterleavedPointwiseMatchesReference) {
+  std::mt19937 rng(19);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const kernels::KernelTable* t : kernels::simd_kernels())
+    for (int64_t k : {1, 3, 16, 37})
+      for (int64_t n : {1, 3, 4, 5, 11, 12, 13, 17, 28, 56}) {
+        const int64_t ldx = n + 5;
+        std::vector<float> x(ldx * k), w(k * 8), want(n * 8), got(n * 8), bias(8);
+        for (auto& v : x) v = u(rng);
+        for (auto& v : w) v = u(rng);
+        for (auto& v : bias) v = u(rng);
+        kernels::Epilogue e;
+        if (n % 2) e.bias = bias.data(), e.hard_swish = true, e.scale = 0.5f, e.shift = 0.1f;
+        else e.lo = 0.0f, e.hi = 6.0f;
+        kernels::pointwise8_ref(x.data(), ldx, w.data(), k, want.data(), n, e);
+        t->pointwise8(x.data(), ldx, w.data(), k, got.data(), n, e);
+        for (int64_t i = 0; i < n * 8; ++i)  // the same multiply-add chains: the same numbers
+          ASSERT_EQ(got[i], want[i]) << t->name << " k " << k << " n " << n << " @" << i;
+      }
+}
+
 TEST(Kernels, InterleavedDepthwiseMatchesReference) {
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);

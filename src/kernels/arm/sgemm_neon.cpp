@@ -1,5 +1,5 @@
 // The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row, depthwise8_row,
-// interleave8, deinterleave8) with
+// pointwise8, interleave8, deinterleave8) with
 // baseline NEON: register tiles of 8 rows x 2 vectors of 4 columns (16 sums of the 32
 // registers), each A value multiplied by lane, in the shared loop nest
 // (kernels/sgemm_blocking.hpp). Sums are the same fused multiply-add chains in k order as
@@ -165,6 +165,40 @@ void depthwise8_row_neon(const float* x, int64_t ldx, const float* w, int kh, in
   }
 }
 
+// A 1 x 1 convolution's 8 channels: four pixels a pass, each two vectors of sums.
+void pointwise8_neon(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e) {
+  Epilogue rest = e;
+  rest.bias = nullptr;
+  const EpilogueNeon ep(rest);
+  const float32x4_t b0 = e.bias ? vld1q_f32(e.bias) : vdupq_n_f32(0.0f), b1 = e.bias ? vld1q_f32(e.bias + 4) : b0;
+  auto store = [&](float* yp, float32x4_t lo, float32x4_t hi) {
+    if (e.bias) lo = vaddq_f32(lo, b0), hi = vaddq_f32(hi, b1);
+    vst1q_f32(yp, ep(lo, 0));
+    vst1q_f32(yp + 4, ep(hi, 0));
+  };
+  int64_t p = 0;
+  for (; p + 4 <= n; p += 4) {
+    float32x4_t a[8];
+    for (auto& v : a) v = vdupq_n_f32(0.0f);
+    for (int64_t c = 0; c < k; ++c) {
+      const float32x4_t w0 = vld1q_f32(w + c * 8), w1 = vld1q_f32(w + c * 8 + 4), xv = vld1q_f32(x + c * ldx + p);
+      a[0] = vfmaq_laneq_f32(a[0], w0, xv, 0), a[1] = vfmaq_laneq_f32(a[1], w1, xv, 0);
+      a[2] = vfmaq_laneq_f32(a[2], w0, xv, 1), a[3] = vfmaq_laneq_f32(a[3], w1, xv, 1);
+      a[4] = vfmaq_laneq_f32(a[4], w0, xv, 2), a[5] = vfmaq_laneq_f32(a[5], w1, xv, 2);
+      a[6] = vfmaq_laneq_f32(a[6], w0, xv, 3), a[7] = vfmaq_laneq_f32(a[7], w1, xv, 3);
+    }
+    for (int i = 0; i < 4; ++i) store(y + (p + i) * 8, a[2 * i], a[2 * i + 1]);
+  }
+  for (; p < n; ++p) {
+    float32x4_t lo = vdupq_n_f32(0.0f), hi = lo;
+    for (int64_t c = 0; c < k; ++c) {
+      const float32x4_t xv = vdupq_n_f32(x[c * ldx + p]);
+      lo = vfmaq_f32(lo, vld1q_f32(w + c * 8), xv), hi = vfmaq_f32(hi, vld1q_f32(w + c * 8 + 4), xv);
+    }
+    store(y + p * 8, lo, hi);
+  }
+}
+
 // Transposes r[0..3] in place (row i, lane j -> row j, lane i).
 inline void transpose4(float32x4_t r[4]) {
   const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
@@ -212,6 +246,7 @@ void set_neon_convolution(KernelTable& t) {
   t.sgemm_rows = sgemm_rows_neon;
   t.depthwise_row = depthwise_row_neon;
   t.depthwise8_row = depthwise8_row_neon;
+  t.pointwise8 = pointwise8_neon;
   t.interleave8 = interleave8_neon;
   t.deinterleave8 = deinterleave8_neon;
 }

@@ -289,6 +289,7 @@ const KernelTable& ref_kernels() {
                              .axpy_strided = axpy_strided_ref,
                              .depthwise_row = depthwise_row_ref,
                              .depthwise8_row = depthwise8_row_ref,
+                             .pointwise8 = pointwise8_ref,
                              .interleave8 = interleave8_ref,
                              .deinterleave8 = deinterleave8_ref,
                              .f16 = nullptr,

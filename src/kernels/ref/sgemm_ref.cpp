@@ -50,6 +50,15 @@ void depthwise8_row_ref(const float* x, int64_t ldx, const float* w, int kh, int
     }
 }
 
+void pointwise8_ref(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e) {
+  for (int64_t p = 0; p < n; ++p)
+    for (int l = 0; l < 8; ++l) {
+      float acc = 0;
+      for (int64_t c = 0; c < k; ++c) acc = std::fma(w[c * 8 + l], x[c * ldx + p], acc);
+      y[p * 8 + l] = apply_epilogue(acc, e, l);
+    }
+}
+
 void interleave8_ref(const float* src, int64_t ld, int lanes, int64_t n, float* dst) {
   for (int64_t p = 0; p < n; ++p)
     for (int l = 0; l < 8; ++l) dst[p * 8 + l] = l < lanes ? src[l * ld + p] : 0.0f;

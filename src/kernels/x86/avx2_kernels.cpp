@@ -346,6 +346,7 @@ void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int
                         const Epilogue& e);
 void depthwise8_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                          const Epilogue& e);  // depthwise8_avx2.cpp
+void pointwise8_avx2(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e);
 void interleave8_avx2(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
 void deinterleave8_avx2(const float* src, int lanes, int64_t n, float* dst, int64_t ld);
 
@@ -358,6 +359,7 @@ const KernelTable& avx2_kernels() {
                              .axpy_strided = axpy_strided_avx2,
                              .depthwise_row = depthwise_row_avx2,
                              .depthwise8_row = depthwise8_row_avx2,
+                             .pointwise8 = pointwise8_avx2,
                              .interleave8 = interleave8_avx2,
                              .deinterleave8 = deinterleave8_avx2,
                              .f16 = dot_f16_avx2,

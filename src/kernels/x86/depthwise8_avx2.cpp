@@ -1,7 +1,8 @@
-// Depthwise convolution 8 channels at a time (kernels/ops.hpp: depthwise8_row, interleave8,
-// deinterleave8) with AVX2 + FMA: one vector is one pixel's 8 channels, so every tap is one
-// load and one fused multiply-add whatever the plane's width; planes go in and out of that
-// layout by 8 x 8 transposes.
+// Convolution 8 channels at a time (kernels/ops.hpp: depthwise8_row, pointwise8,
+// interleave8, deinterleave8) with AVX2 + FMA: one vector is one pixel's 8 channels, so
+// every depthwise tap is one load and one fused multiply-add whatever the plane's width, and
+// a 1 x 1 convolution one weight vector times a broadcast input a pixel; planes go in and
+// out of that layout by 8 x 8 transposes.
 #include <immintrin.h>
 
 #include <cmath>
@@ -97,6 +98,58 @@ void depthwise8_row_avx2(const float* x, int64_t ldx, const float* w, int kh, in
   const LaneEpilogue ep(e);
   if (kh == 3 && kw == 3) rows8<3, 3>(x, ldx, w, kh, kw, stride, y, n, ep);
   else rows8<0, 0>(x, ldx, w, kh, kw, stride, y, n, ep);
+}
+
+// Twelve pixels a pass (twelve sums, the weight vector and a broadcast: 14 of the 16
+// registers), then four, then one.
+void pointwise8_avx2(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e) {
+  const LaneEpilogue ep(e);
+  int64_t p = 0;
+  for (; p + 12 <= n; p += 12) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
+           a10 = a0, a11 = a0;
+    const float* xc = x + p;
+    for (int64_t c = 0; c < k; ++c, xc += ldx) {
+      const __m256 wc = _mm256_loadu_ps(w + c * 8);
+      a0 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc), a0);
+      a1 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 1), a1);
+      a2 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 2), a2);
+      a3 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 3), a3);
+      a4 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 4), a4);
+      a5 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 5), a5);
+      a6 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 6), a6);
+      a7 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 7), a7);
+      a8 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 8), a8);
+      a9 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 9), a9);
+      a10 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 10), a10);
+      a11 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 11), a11);
+    }
+    float* yp = y + p * 8;
+    for (const __m256 v : {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11}) {
+      _mm256_storeu_ps(yp, ep(v));
+      yp += 8;
+    }
+  }
+  for (; p + 4 <= n; p += 4) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    const float* xc = x + p;
+    for (int64_t c = 0; c < k; ++c, xc += ldx) {
+      const __m256 wc = _mm256_loadu_ps(w + c * 8);
+      a0 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc), a0);
+      a1 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 1), a1);
+      a2 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 2), a2);
+      a3 = _mm256_fmadd_ps(wc, _mm256_broadcast_ss(xc + 3), a3);
+    }
+    _mm256_storeu_ps(y + p * 8, ep(a0));
+    _mm256_storeu_ps(y + p * 8 + 8, ep(a1));
+    _mm256_storeu_ps(y + p * 8 + 16, ep(a2));
+    _mm256_storeu_ps(y + p * 8 + 24, ep(a3));
+  }
+  for (; p < n; ++p) {
+    __m256 a = _mm256_setzero_ps();
+    for (int64_t c = 0; c < k; ++c) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + c * 8), _mm256_broadcast_ss(x + c * ldx + p), a);
+    _mm256_storeu_ps(y + p * 8, ep(a));
+  }
 }
 
 void interleave8_avx2(const float* src, int64_t ld, int lanes, int64_t n, float* dst) {

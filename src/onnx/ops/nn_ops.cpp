@@ -142,8 +142,9 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
 // the plane's width (7 x 7 planes ran at a third of the speed as rows). Tasks are bands
 // of output rows (about `band_bytes` of interleaved input) of 8 channels: the band's input
 // rows zero-padded and interleaved, computed, and written back to the channels' planes.
-// source(b, c0, lanes, ih0, ih1, thread, &ld) gives input rows ih0 .. ih1 of channels c0 ..
-// c0 + lanes of image b: row ih0 of channel c0 at the pointer, rows IW apart, planes ld apart.
+// source(b, c0, lanes) gives the input of channels c0 .. c0 + lanes of image b: a callable
+// rows(ih0, ih1, iw0, n, dst, ld) that writes columns iw0 .. iw0 + n of input rows ih0 ..
+// ih1 interleaved, row ih at dst + (ih - ih0) * ld * 8 (lanes from `lanes` on may hold anything).
 template <class Source>
 void depthwise_by_lanes(Source&& source, const float* pw, const float* pb, float* py, int64_t N, int64_t C,
                         const Window& wd, const kernels::Epilogue& ep, int64_t band_bytes, OpContext& ctx) {
@@ -166,8 +167,6 @@ void depthwise_by_lanes(Source&& source, const float* pw, const float* pb, float
     for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes ? pb[c0 + l] : 0.0f;
     const int64_t top = oh0 * sh - ph;  // the input row of the band's first padded row
     const int64_t ih0 = std::clamp<int64_t>(top, 0, IH), ih1 = std::clamp<int64_t>(top + rows, ih0, IH);
-    int64_t ld = 0;
-    const float* x = ih1 > ih0 ? source(b, c0, lanes, ih0, ih1, thread, &ld) : nullptr;
     const int64_t p0 = std::min(pl, PW), p1 = std::clamp(pl + IW, p0, PW);  // the input's columns
     for (int64_t r = 0; r < rows; ++r) {
       float* dst = in + r * PW * 8;
@@ -177,9 +176,9 @@ void depthwise_by_lanes(Source&& source, const float* pw, const float* pb, float
         continue;
       }
       std::fill(dst, dst + p0 * 8, 0.0f);
-      kt.interleave8(x + (ih - ih0) * IW + (p0 - pl), ld, lanes, p1 - p0, dst + p0 * 8);
       std::fill(dst + p1 * 8, dst + PW * 8, 0.0f);
     }
+    if (ih1 > ih0 && p1 > p0) source(b, c0, lanes)(ih0, ih1, p0 - pl, p1 - p0, in + ((ih0 - top) * PW + p0) * 8, PW);
     kernels::Epilogue e = ep;
     e.bias = pb ? bias8 : nullptr;
     for (int64_t oh = 0; oh < on; ++oh)
@@ -343,9 +342,11 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   const bool depthwise_rows = w.out[2] >= 48 && w.stride[1] == 1 && w.stride[2] == 1;
   if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1 && w.dilation[1] == 1 && w.dilation[2] == 1 &&
       !depthwise_rows) {
-    auto planes = [&](int64_t b, int64_t c0, int, int64_t ih0, int64_t, int, int64_t* ld) {
-      *ld = HWin;
-      return px + (b * C + c0) * HWin + ih0 * w.in[2];
+    auto planes = [&](int64_t b, int64_t c0, int lanes) {
+      return [&kt, x = px + (b * C + c0) * HWin, IW = w.in[2], HWin, lanes](int64_t ih0, int64_t ih1, int64_t iw0, int64_t n,
+                                                                             float* dst, int64_t ld) {
+        for (int64_t ih = ih0; ih < ih1; ++ih) kt.interleave8(x + ih * IW + iw0, HWin, lanes, n, dst + (ih - ih0) * ld * 8);
+      };
     };
     depthwise_by_lanes(planes, pw, pb, py, N, C, w, ep, int64_t{32} << 10, ctx);
     return;
@@ -433,9 +434,10 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
 // --- MinnowPointwiseDepthwise (made by the optimizer from a 1 x 1 convolution whose only
 // reader is a depthwise one: inputs x, the 1 x 1 filters and bias, the depthwise filters
 // and bias; the depthwise convolution's attributes, the 1 x 1's epilogue as minnow_pw_*).
-// Each task computes the 1 x 1 convolution for just its 8 channels and band of rows, into
-// a scratch the depthwise pass reads at once: the expanded tensor (MobileNetV2: 4.8 MB at
-// 112 x 112) is never written out. Rows at a band's edge are computed by both bands.
+// Each task computes the 1 x 1 convolution for just its 8 channels and band of rows,
+// straight into the interleaved rows the depthwise pass reads (pointwise8): the expanded
+// tensor (MobileNetV2: 4.8 MB at 112 x 112) is never written out. Rows at a band's edge are
+// computed by both bands.
 void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   const Tensor& w1 = need(n, in, 1);
@@ -457,15 +459,30 @@ void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
   const float* pw1 = w1.data<float>();
   const float* pb1 = b1 ? b1->data<float>() : nullptr;
   const kernels::Epilogue ep1 = epilogue_of(n, "minnow_pw_");
-  auto expanded = [&](int64_t b, int64_t c0, int lanes, int64_t ih0, int64_t ih1, int, int64_t* ld) {
-    thread_local std::vector<float> rows;
-    const int64_t pixels = (ih1 - ih0) * IW;
-    rows.resize(static_cast<size_t>(lanes * pixels));
+  auto expanded = [&](int64_t b, int64_t c0, int lanes) {
+    // The task's filters as k x 8 (lanes past `lanes` zero), and its 8 biases.
+    thread_local std::vector<float> w8;
+    w8.assign(static_cast<size_t>(K * 8 + 8), 0.0f);
+    for (int l = 0; l < lanes; ++l) {
+      for (int64_t c = 0; c < K; ++c) w8[static_cast<size_t>(c * 8 + l)] = pw1[(c0 + l) * K + c];
+      if (pb1) w8[static_cast<size_t>(K * 8 + l)] = pb1[c0 + l];
+    }
     kernels::Epilogue e = ep1;
-    e.bias = pb1 ? pb1 + c0 : nullptr;
-    kt.sgemm(pw1 + c0 * K, K, px + b * K * IH * IW + ih0 * IW, IH * IW, rows.data(), pixels, lanes, pixels, K, e);
-    *ld = pixels;
-    return static_cast<const float*>(rows.data());
+    e.bias = pb1 ? w8.data() + K * 8 : nullptr;
+    // Narrow planes (7 x 7) whole rows at a time into a scratch, so that a pass's twelve
+    // pixels may span rows, then copied to their padded rows.
+    return [&kt, x = px + b * K * IH * IW, w = w8.data(), e, K, IH, IW](int64_t ih0, int64_t ih1, int64_t iw0, int64_t cols,
+                                                                       float* dst, int64_t ld) {
+      if (cols < IW || IW >= 48) {
+        for (int64_t ih = ih0; ih < ih1; ++ih) kt.pointwise8(x + ih * IW + iw0, IH * IW, w, K, dst + (ih - ih0) * ld * 8, cols, e);
+        return;
+      }
+      thread_local std::vector<float> band;
+      band.resize(static_cast<size_t>((ih1 - ih0) * IW * 8));
+      kt.pointwise8(x + ih0 * IW, IH * IW, w, K, band.data(), (ih1 - ih0) * IW, e);
+      for (int64_t ih = ih0; ih < ih1; ++ih)
+        std::copy_n(band.data() + (ih - ih0) * IW * 8, IW * 8, dst + (ih - ih0) * ld * 8);
+    };
   };
   depthwise_by_lanes(expanded, wd.data<float>(), bd ? bd->data<float>() : nullptr, out[0]->data<float>(), N, M, w,
                      epilogue_of(n, "minnow_"), int64_t{128} << 10, ctx);
