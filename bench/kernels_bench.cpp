@@ -236,8 +236,8 @@ void BM_Pointwise8(benchmark::State& state, const char* table) {
   state.counters["FLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-// MobileNetV2's pointwise shapes (filters, pixels, channels): 7 x 7, 14 x 14, 56 x 56, 112 x 112.
-#define POINTWISE_SHAPES ->Args({320, 49, 960})->Args({1280, 49, 320})->Args({96, 196, 576})->Args({24, 3136, 144})->Args({96, 12544, 16})
+// 1 x 1 shapes (filters, pixels, channels): rec's, a wide one, then MobileNetV2's at 7 x 7, 14 x 14, 56 x 56, 112 x 112.
+#define POINTWISE_SHAPES ->Args({240, 192, 240})->Args({480, 1600, 120})->Args({320, 49, 960})->Args({1280, 49, 320})->Args({96, 196, 576})->Args({24, 3136, 144})->Args({96, 12544, 16})
 BENCHMARK_CAPTURE(BM_Pointwise8, avx2, "avx2") POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Sgemm, mobilenet_avx2, "avx2", false) POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
 
