@@ -236,9 +236,34 @@ void BM_Pointwise8(benchmark::State& state, const char* table) {
   state.counters["FLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
+}  // namespace
+namespace {
+// The same with pointwise16: two groups of 8 filters a call.
+void BM_Pointwise16(benchmark::State& state, const char* table) {
+  const KernelTable* kt = kernels_named(table);
+  if (!kt) return state.SkipWithError("no such kernel table on this CPU");
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2), groups = (m + 7) / 8;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>((groups + 1) * k * 8)), x(static_cast<size_t>(k * n)), bias(static_cast<size_t>(groups * 8 + 8)),
+      y(static_cast<size_t>((groups + 1) * n * 8));
+  for (float& v : w) v = u(rng);
+  for (float& v : x) v = u(rng);
+  Epilogue e;
+  e.lo = 0;
+  for (auto _ : state) {
+    for (int64_t g = 0; g < groups; g += 2) {
+      kt->pointwise16(x.data(), n, w.data() + g * k * 8, w.data() + (g + 1) * k * 8, k, y.data() + g * n * 8, y.data() + (g + 1) * n * 8, n, e, e);
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["FLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
+                                              benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
 // 1 x 1 shapes (filters, pixels, channels): rec's, a wide one, then MobileNetV2's at 7 x 7, 14 x 14, 56 x 56, 112 x 112.
 #define POINTWISE_SHAPES ->Args({240, 192, 240})->Args({480, 1600, 120})->Args({320, 49, 960})->Args({1280, 49, 320})->Args({96, 196, 576})->Args({24, 3136, 144})->Args({96, 12544, 16})
 BENCHMARK_CAPTURE(BM_Pointwise8, avx2, "avx2") POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Pointwise16, avx2, "avx2") POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Sgemm, mobilenet_avx2, "avx2", false) POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
 
 // Shapes from the OCR models: a 240 -> 240 pointwise layer over 192 pixels (rec), a 3 x 3

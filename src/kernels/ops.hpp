@@ -74,6 +74,12 @@ void depthwise8_row_ref(const float* x, int64_t ldx, const float* w, int kh, int
 using Pointwise8Fn = void (*)(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n,
                               const Epilogue& e);
 void pointwise8_ref(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e);
+// pointwise8 of two groups of 8 filters over the same inputs (w0 -> y0 with e0, w1 -> y1
+// with e1), each its numbers: SIMD versions read every input once for both.
+using Pointwise16Fn = void (*)(const float* x, int64_t ldx, const float* w0, const float* w1, int64_t k, float* y0,
+                               float* y1, int64_t n, const Epilogue& e0, const Epilogue& e1);
+void pointwise16_ref(const float* x, int64_t ldx, const float* w0, const float* w1, int64_t k, float* y0, float* y1,
+                     int64_t n, const Epilogue& e0, const Epilogue& e1);
 // Planes <-> the interleaved layout: dst[p * 8 + l] = src[l * ld + p] for p < n, lanes
 // l < `lanes` (1..8; the others 0), and back for the first `lanes` planes.
 using Interleave8Fn = void (*)(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
@@ -144,6 +150,7 @@ struct KernelTable {
   DepthwiseRowFn depthwise_row;
   Depthwise8RowFn depthwise8_row;
   Pointwise8Fn pointwise8;
+  Pointwise16Fn pointwise16;
   Interleave8Fn interleave8;
   Deinterleave8Fn deinterleave8;
   DotRowFn dot_row(DType t) const;  // fused kernel for t, or nullptr (dequantize + dot_f32)

@@ -460,6 +460,13 @@ TEST(Kernels, InterleavedPointwiseMatchesReference) {
         t->pointwise8(x.data(), ldx, w.data(), k, got.data(), n, e);
         for (int64_t i = 0; i < n * 8; ++i)  // the same multiply-add chains: the same numbers
           ASSERT_EQ(got[i], want[i]) << t->name << " k " << k << " n " << n << " @" << i;
+        // Two groups at once: the second with reversed filters and no epilogue.
+        std::vector<float> w1(w.rbegin(), w.rend()), want1(n * 8), got0(n * 8), got1(n * 8);
+        const kernels::Epilogue none;
+        kernels::pointwise8_ref(x.data(), ldx, w1.data(), k, want1.data(), n, none);
+        t->pointwise16(x.data(), ldx, w.data(), w1.data(), k, got0.data(), got1.data(), n, e, none);
+        ASSERT_EQ(got0, want) << t->name << " pointwise16 k " << k << " n " << n;
+        ASSERT_EQ(got1, want1) << t->name << " pointwise16 k " << k << " n " << n;
       }
 }
 

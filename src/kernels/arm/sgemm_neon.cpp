@@ -1,5 +1,5 @@
 // The convolution kernels (kernels/ops.hpp: sgemm, sgemm_rows, depthwise_row, depthwise8_row,
-// pointwise8, interleave8, deinterleave8) with
+// pointwise8, pointwise16, interleave8, deinterleave8) with
 // baseline NEON: register tiles of 8 rows x 2 vectors of 4 columns (16 sums of the 32
 // registers), each A value multiplied by lane, in the shared loop nest
 // (kernels/sgemm_blocking.hpp). Sums are the same fused multiply-add chains in k order as
@@ -199,6 +199,12 @@ void pointwise8_neon(const float* x, int64_t ldx, const float* w, int64_t k, flo
   }
 }
 
+void pointwise16_neon(const float* x, int64_t ldx, const float* w0, const float* w1, int64_t k, float* y0, float* y1,
+                      int64_t n, const Epilogue& e0, const Epilogue& e1) {
+  pointwise8_neon(x, ldx, w0, k, y0, n, e0);
+  pointwise8_neon(x, ldx, w1, k, y1, n, e1);
+}
+
 // Transposes r[0..3] in place (row i, lane j -> row j, lane i).
 inline void transpose4(float32x4_t r[4]) {
   const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
@@ -247,6 +253,7 @@ void set_neon_convolution(KernelTable& t) {
   t.depthwise_row = depthwise_row_neon;
   t.depthwise8_row = depthwise8_row_neon;
   t.pointwise8 = pointwise8_neon;
+  t.pointwise16 = pointwise16_neon;
   t.interleave8 = interleave8_neon;
   t.deinterleave8 = deinterleave8_neon;
 }

@@ -290,6 +290,7 @@ const KernelTable& ref_kernels() {
                              .depthwise_row = depthwise_row_ref,
                              .depthwise8_row = depthwise8_row_ref,
                              .pointwise8 = pointwise8_ref,
+                             .pointwise16 = pointwise16_ref,
                              .interleave8 = interleave8_ref,
                              .deinterleave8 = deinterleave8_ref,
                              .f16 = nullptr,

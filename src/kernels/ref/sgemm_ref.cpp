@@ -59,6 +59,12 @@ void pointwise8_ref(const float* x, int64_t ldx, const float* w, int64_t k, floa
     }
 }
 
+void pointwise16_ref(const float* x, int64_t ldx, const float* w0, const float* w1, int64_t k, float* y0, float* y1,
+                     int64_t n, const Epilogue& e0, const Epilogue& e1) {
+  pointwise8_ref(x, ldx, w0, k, y0, n, e0);
+  pointwise8_ref(x, ldx, w1, k, y1, n, e1);
+}
+
 void interleave8_ref(const float* src, int64_t ld, int lanes, int64_t n, float* dst) {
   for (int64_t p = 0; p < n; ++p)
     for (int l = 0; l < 8; ++l) dst[p * 8 + l] = l < lanes ? src[l * ld + p] : 0.0f;

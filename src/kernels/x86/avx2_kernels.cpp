@@ -347,6 +347,8 @@ void depthwise_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int
 void depthwise8_row_avx2(const float* x, int64_t ldx, const float* w, int kh, int kw, int stride, float* y, int64_t n,
                          const Epilogue& e);  // depthwise8_avx2.cpp
 void pointwise8_avx2(const float* x, int64_t ldx, const float* w, int64_t k, float* y, int64_t n, const Epilogue& e);
+void pointwise16_avx2(const float* x, int64_t ldx, const float* w0, const float* w1, int64_t k, float* y0, float* y1,
+                      int64_t n, const Epilogue& e0, const Epilogue& e1);
 void interleave8_avx2(const float* src, int64_t ld, int lanes, int64_t n, float* dst);
 void deinterleave8_avx2(const float* src, int lanes, int64_t n, float* dst, int64_t ld);
 
@@ -360,6 +362,7 @@ const KernelTable& avx2_kernels() {
                              .depthwise_row = depthwise_row_avx2,
                              .depthwise8_row = depthwise8_row_avx2,
                              .pointwise8 = pointwise8_avx2,
+                             .pointwise16 = pointwise16_avx2,
                              .interleave8 = interleave8_avx2,
                              .deinterleave8 = deinterleave8_avx2,
                              .f16 = dot_f16_avx2,

@@ -368,25 +368,37 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   constexpr int64_t kCols = 96;  // output pixels per task (a multiple of the kernels' 16 and 32)
   const int64_t blocks = (P + kCols - 1) / kCols;
   if (pointwise) {
-    // 8 filters and a block of pixels a task, read straight from the input's planes into the
-    // channel-interleaved layout (pointwise8: faster than sgemm's tiles on the few pixels and
-    // channels of mobile networks' layers), then written back to the 8 planes. Tasks of one
-    // pixel block follow each other, so a thread's next task finds the block in cache.
-    const int64_t lane_groups = (Mg + 7) / 8;
+    // 16 filters (or the last 8) and a block of pixels a task, read straight from the input's
+    // planes into the channel-interleaved layout (pointwise16 / pointwise8: faster than sgemm's
+    // tiles on the few pixels and channels of mobile networks' layers), then written back to
+    // the planes. Tasks of one pixel block follow each other, so a thread's next task finds
+    // the block in cache.
+    const int64_t pairs = (Mg + 15) / 16;
     auto& buffers = ctx.per_thread_scratch();
-    for_tasks(N * group * blocks * lane_groups, [&](int64_t t, int thread) {
-      const int64_t c0 = t % lane_groups * 8, p0 = t / lane_groups % blocks * kCols, ng = t / (lane_groups * blocks);
+    for_tasks(N * group * blocks * pairs, [&](int64_t t, int thread) {
+      const int64_t c0 = t % pairs * 16, p0 = t / pairs % blocks * kCols, ng = t / (pairs * blocks);
       const int64_t b = ng / group, g = ng % group, pn = std::min(kCols, P - p0);
-      const int lanes = static_cast<int>(std::min<int64_t>(8, Mg - c0));
       auto& s = buffers[static_cast<size_t>(thread)];
-      s.resize(static_cast<size_t>(K * 8 + 8 + kCols * 8));
-      float *w8 = s.data(), *bias8 = w8 + K * 8, *out = bias8 + 8;
-      kt.interleave8(pw + (g * Mg + c0) * K, K, lanes, K, w8);
-      kernels::Epilogue e = ep;
-      e.bias = pb ? bias8 : nullptr;
-      for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes ? pb[g * Mg + c0 + l] : 0.0f;
-      kt.pointwise8(px + (b * C + g * Cg) * HWin + p0, HWin, w8, K, out, pn, e);
-      kt.deinterleave8(out, lanes, pn, py + (b * M + g * Mg + c0) * P + p0, P);
+      s.resize(static_cast<size_t>(2 * (K * 8 + 8 + kCols * 8)));
+      float* part[2];
+      kernels::Epilogue e[2] = {ep, ep};
+      int lanes[2];
+      for (int h = 0; h < 2; ++h) {
+        lanes[h] = static_cast<int>(std::clamp<int64_t>(Mg - c0 - 8 * h, 0, 8));
+        float *w8 = s.data() + h * (K * 8 + 8 + kCols * 8), *bias8 = w8 + K * 8;
+        part[h] = w8;
+        if (lanes[h] == 0) break;
+        kt.interleave8(pw + (g * Mg + c0 + 8 * h) * K, K, lanes[h], K, w8);
+        for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes[h] ? pb[g * Mg + c0 + 8 * h + l] : 0.0f;
+        e[h].bias = pb ? bias8 : nullptr;
+      }
+      const float* x = px + (b * C + g * Cg) * HWin + p0;
+      float *out0 = part[0] + K * 8 + 8, *out1 = part[1] + K * 8 + 8;
+      if (lanes[1] > 0) kt.pointwise16(x, HWin, part[0], part[1], K, out0, out1, pn, e[0], e[1]);
+      else kt.pointwise8(x, HWin, part[0], K, out0, pn, e[0]);
+      float* y = py + (b * M + g * Mg + c0) * P + p0;
+      kt.deinterleave8(out0, lanes[0], pn, y, P);
+      if (lanes[1] > 0) kt.deinterleave8(out1, lanes[1], pn, y + 8 * P, P);
     });
     return;
   }
