@@ -212,6 +212,40 @@ int64_t row_splits(int64_t tasks, int64_t rows, const OpContext& ctx) {
   return splits;
 }
 
+// Convolutions of few taps (K = channels x window <= kFewTaps: a network's stem, 3 input
+// channels x 3 x 3) run conv_by_rows' product through pointwise16 instead of sgemm_rows:
+// their K-deep register tiles are stored every few steps, and the pointwise kernels keep
+// the multiply-adds busier. The block's tap rows are first copied into one K x n scratch
+// (at most 48 KiB), then 16 filters at a time are summed into the interleaved layout and
+// written back as rows of y (ld apart): the same sums, in the same order, as sgemm_rows.
+constexpr int64_t kFewTaps = 64;
+void taps_by_lanes(const kernels::KernelTable& kt, const float* w, const float* bias, const kernels::Epilogue& ep,
+                   const float* const* rows, int64_t K, int64_t m, int64_t n, float* y, int64_t ld) {
+  thread_local std::vector<float> s;
+  s.resize(static_cast<size_t>(K * n + 2 * (K * 8 + 8 + n * 8)));
+  float* taps = s.data();
+  for (int64_t c = 0; c < K; ++c) std::copy_n(rows[c], n, taps + c * n);
+  for (int64_t m0 = 0; m0 < m; m0 += 16) {
+    float* part[2] = {};
+    kernels::Epilogue e[2] = {ep, ep};
+    int lanes[2] = {};
+    for (int h = 0; h < 2; ++h) {
+      lanes[h] = static_cast<int>(std::clamp<int64_t>(m - m0 - 8 * h, 0, 8));
+      part[h] = taps + K * n + h * (K * 8 + 8 + n * 8);
+      if (lanes[h] == 0) break;
+      float* bias8 = part[h] + K * 8;
+      kt.interleave8(w + (m0 + 8 * h) * K, K, lanes[h], K, part[h]);
+      for (int l = 0; l < 8; ++l) bias8[l] = bias && l < lanes[h] ? bias[m0 + 8 * h + l] : 0.0f;
+      e[h].bias = bias ? bias8 : nullptr;
+    }
+    float *out0 = part[0] + K * 8 + 8, *out1 = part[1] + K * 8 + 8;
+    if (lanes[1] > 0) kt.pointwise16(taps, n, part[0], part[1], K, out0, out1, n, e[0], e[1]);
+    else kt.pointwise8(taps, n, part[0], K, out0, n, e[0]);
+    kt.deinterleave8(out0, lanes[0], n, y + m0 * ld, ld);
+    if (lanes[1] > 0) kt.deinterleave8(out1, lanes[1], n, y + (m0 + 8) * ld, ld);
+  }
+}
+
 // A 1-D or 2-D convolution without im2col. Each image's input is zero-padded and split into
 // stride phases: plane (c, rp, cp) holds the padded rows rp, rp + sh, ... and in each the
 // columns cp, cp + sw, ... (PHs x PWs). Tap (c, kh, kw) of output pixel (oh, ow) then reads
@@ -286,10 +320,14 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
             rows[i++] = buf + (b * C + g * Cg + c) * plane + (rp * sw + cp) * phase + (kh * dh / sh) * PWs + kw * dw / sw +
                         q0;
           }
-      kernels::Epilogue e = ep;
-      e.bias = pb ? pb + g * Mg + m0 : nullptr;
       float* wide_out = buf + images * C * plane + thread * Mg * kBlock;
-      kt.sgemm_rows(pw + (g * Mg + m0) * K, K, rows.data(), wide_out, kBlock, mn, qn, K, e);
+      if (K <= kFewTaps) {
+        taps_by_lanes(kt, pw + (g * Mg + m0) * K, pb ? pb + g * Mg + m0 : nullptr, ep, rows.data(), K, mn, qn, wide_out, kBlock);
+      } else {
+        kernels::Epilogue e = ep;
+        e.bias = pb ? pb + g * Mg + m0 : nullptr;
+        kt.sgemm_rows(pw + (g * Mg + m0) * K, K, rows.data(), wide_out, kBlock, mn, qn, K, e);
+      }
       // The valid columns of the block, row by row of the output.
       float* y = py + ((b0 + b) * group * Mg + g * Mg + m0) * OH * OW;
       for (int64_t q = q0; q < q0 + qn;) {
@@ -380,9 +418,9 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
       const int64_t b = ng / group, g = ng % group, pn = std::min(kCols, P - p0);
       auto& s = buffers[static_cast<size_t>(thread)];
       s.resize(static_cast<size_t>(2 * (K * 8 + 8 + kCols * 8)));
-      float* part[2];
+      float* part[2] = {};
       kernels::Epilogue e[2] = {ep, ep};
-      int lanes[2];
+      int lanes[2] = {};
       for (int h = 0; h < 2; ++h) {
         lanes[h] = static_cast<int>(std::clamp<int64_t>(Mg - c0 - 8 * h, 0, 8));
         float *w8 = s.data() + h * (K * 8 + 8 + kCols * 8), *bias8 = w8 + K * 8;
