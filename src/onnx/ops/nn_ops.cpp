@@ -1,6 +1,7 @@
 // Neural-network operators: convolution, pooling, normalization, matrix products, softmax,
 // resize. float32 through the kernel table's GEMM; the loops here are the scalar reference.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -140,51 +141,64 @@ bool depthwise(const float* x, const float* w, float* y, const Window& wd, int64
 // Depthwise convolution 8 channels at a time (no dilation): each pixel's 8 channels are
 // one vector in a channel-interleaved scratch, so every tap is one multiply-add whatever
 // the plane's width (7 x 7 planes ran at a third of the speed as rows). Tasks are bands
-// of output rows (about `band_bytes` of interleaved input) of 8 channels: the band's input
-// rows zero-padded and interleaved, computed, and written back to the channels' planes.
-// source(b, c0, lanes) gives the input of channels c0 .. c0 + lanes of image b: a callable
-// rows(ih0, ih1, iw0, n, dst, ld) that writes columns iw0 .. iw0 + n of input rows ih0 ..
-// ih1 interleaved, row ih at dst + (ih - ih0) * ld * 8 (lanes from `lanes` on may hold anything).
-template <class Source>
+// of output rows (about `band_bytes` of interleaved input) of G groups of 8 channels: the
+// band's input rows zero-padded and interleaved, computed, and written back to the
+// channels' planes. source(b, c0, lanes) gives the input of channels c0 .. c0 + lanes
+// (lanes <= 8 G) of image b: a callable rows(ih0, ih1, iw0, n, dst, ld) that writes columns
+// iw0 .. iw0 + n of input rows ih0 .. ih1 of group h interleaved, row ih at
+// dst[h] + (ih - ih0) * ld * 8 (dst[h] null for a group past the channels; lanes past them
+// may hold anything).
+template <int G, class Source>
 void depthwise_by_lanes(Source&& source, const float* pw, const float* pb, float* py, int64_t N, int64_t C,
                         const Window& wd, const kernels::Epilogue& ep, int64_t band_bytes, OpContext& ctx) {
   const auto& kt = kernels::active();
   const int64_t OH = wd.out[1], OW = wd.out[2], IH = wd.in[1], IW = wd.in[2], KH = wd.kernel[1], KW = wd.kernel[2];
   const int64_t sh = wd.stride[1], sw = wd.stride[2], ph = wd.pad_begin[1], pl = wd.pad_begin[2], KS = KH * KW;
   const int64_t PW = (OW - 1) * sw + KW;  // the padded columns the windows reach
-  const int64_t band = std::clamp<int64_t>(band_bytes / (PW * 8 * 4 * sh), 1, OH);
-  const int64_t bands = (OH + band - 1) / band, groups = (C + 7) / 8;
+  const int64_t band = std::clamp<int64_t>(band_bytes / (G * PW * 8 * 4 * sh), 1, OH);
+  const int64_t bands = (OH + band - 1) / band, groups = (C + 8 * G - 1) / (8 * G);
   auto& buffers = ctx.per_thread_scratch();
   auto task = [&](int64_t t, int thread) {
-    const int64_t b = t / (groups * bands), c0 = t / bands % groups * 8, oh0 = t % bands * band;
+    const int64_t b = t / (groups * bands), c0 = t / bands % groups * 8 * G, oh0 = t % bands * band;
     const int64_t on = std::min(band, OH - oh0), rows = (on - 1) * sh + KH;
-    const int lanes = static_cast<int>(std::min<int64_t>(8, C - c0));
+    const int64_t per_group = (rows * PW + on * OW + KS + 1) * 8;
     auto& s = buffers[static_cast<size_t>(thread)];
-    s.resize(static_cast<size_t>((rows * PW + on * OW + KS + 1) * 8));
-    float *in = s.data(), *out = in + rows * PW * 8, *w8 = out + on * OW * 8, *bias8 = w8 + KS * 8;
-    for (int64_t k = 0; k < KS; ++k)
-      for (int l = 0; l < 8; ++l) w8[k * 8 + l] = l < lanes ? pw[(c0 + l) * KS + k] : 0.0f;
-    for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes ? pb[c0 + l] : 0.0f;
+    s.resize(static_cast<size_t>(G * per_group));
     const int64_t top = oh0 * sh - ph;  // the input row of the band's first padded row
     const int64_t ih0 = std::clamp<int64_t>(top, 0, IH), ih1 = std::clamp<int64_t>(top + rows, ih0, IH);
     const int64_t p0 = std::min(pl, PW), p1 = std::clamp(pl + IW, p0, PW);  // the input's columns
-    for (int64_t r = 0; r < rows; ++r) {
-      float* dst = in + r * PW * 8;
-      const int64_t ih = top + r;
-      if (ih < ih0 || ih >= ih1) {
-        std::fill(dst, dst + PW * 8, 0.0f);
-        continue;
+    float* dst[G] = {};
+    for (int h = 0; h < G; ++h) {
+      if (c0 + 8 * h >= C) break;
+      float* in = s.data() + h * per_group;
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = in + r * PW * 8;
+        const int64_t ih = top + r;
+        if (ih < ih0 || ih >= ih1) {
+          std::fill(row, row + PW * 8, 0.0f);
+          continue;
+        }
+        std::fill(row, row + p0 * 8, 0.0f);
+        std::fill(row + p1 * 8, row + PW * 8, 0.0f);
       }
-      std::fill(dst, dst + p0 * 8, 0.0f);
-      std::fill(dst + p1 * 8, dst + PW * 8, 0.0f);
+      dst[h] = in + ((ih0 - top) * PW + p0) * 8;
     }
-    if (ih1 > ih0 && p1 > p0) source(b, c0, lanes)(ih0, ih1, p0 - pl, p1 - p0, in + ((ih0 - top) * PW + p0) * 8, PW);
-    kernels::Epilogue e = ep;
-    e.bias = pb ? bias8 : nullptr;
-    for (int64_t oh = 0; oh < on; ++oh)
-      kt.depthwise8_row(in + oh * sh * PW * 8, PW, w8, static_cast<int>(KH), static_cast<int>(KW), static_cast<int>(sw),
-                        out + oh * OW * 8, OW, e);
-    kt.deinterleave8(out, lanes, on * OW, py + (b * C + c0) * OH * OW + oh0 * OW, OH * OW);
+    const int lanes = static_cast<int>(std::min<int64_t>(8 * G, C - c0));
+    if (ih1 > ih0 && p1 > p0) source(b, c0, lanes)(ih0, ih1, p0 - pl, p1 - p0, dst, PW);
+    for (int h = 0; h < G && dst[h]; ++h) {
+      const int64_t ch = c0 + 8 * h;
+      const int lh = static_cast<int>(std::min<int64_t>(8, C - ch));
+      float *in = s.data() + h * per_group, *out = in + rows * PW * 8, *w8 = out + on * OW * 8, *bias8 = w8 + KS * 8;
+      for (int64_t k = 0; k < KS; ++k)
+        for (int l = 0; l < 8; ++l) w8[k * 8 + l] = l < lh ? pw[(ch + l) * KS + k] : 0.0f;
+      for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lh ? pb[ch + l] : 0.0f;
+      kernels::Epilogue e = ep;
+      e.bias = pb ? bias8 : nullptr;
+      for (int64_t oh = 0; oh < on; ++oh)
+        kt.depthwise8_row(in + oh * sh * PW * 8, PW, w8, static_cast<int>(KH), static_cast<int>(KW), static_cast<int>(sw),
+                          out + oh * OW * 8, OW, e);
+      kt.deinterleave8(out, lh, on * OW, py + (b * C + ch) * OH * OW + oh0 * OW, OH * OW);
+    }
   };
   const int64_t tasks = N * groups * bands;
   if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
@@ -382,11 +396,11 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
       !depthwise_rows) {
     auto planes = [&](int64_t b, int64_t c0, int lanes) {
       return [&kt, x = px + (b * C + c0) * HWin, IW = w.in[2], HWin, lanes](int64_t ih0, int64_t ih1, int64_t iw0, int64_t n,
-                                                                             float* dst, int64_t ld) {
-        for (int64_t ih = ih0; ih < ih1; ++ih) kt.interleave8(x + ih * IW + iw0, HWin, lanes, n, dst + (ih - ih0) * ld * 8);
+                                                                             float* const* dst, int64_t ld) {
+        for (int64_t ih = ih0; ih < ih1; ++ih) kt.interleave8(x + ih * IW + iw0, HWin, lanes, n, dst[0] + (ih - ih0) * ld * 8);
       };
     };
-    depthwise_by_lanes(planes, pw, pb, py, N, C, w, ep, int64_t{32} << 10, ctx);
+    depthwise_by_lanes<1>(planes, pw, pb, py, N, C, w, ep, int64_t{32} << 10, ctx);
     return;
   }
   if (Cg == 1 && Mg == 1 && w.dims == 2 && w.kernel[0] == 1) {  // depthwise
@@ -493,8 +507,8 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
 // --- MinnowPointwiseDepthwise (made by the optimizer from a 1 x 1 convolution whose only
 // reader is a depthwise one: inputs x, the 1 x 1 filters and bias, the depthwise filters
 // and bias; the depthwise convolution's attributes, the 1 x 1's epilogue as minnow_pw_*).
-// Each task computes the 1 x 1 convolution for just its 8 channels and band of rows,
-// straight into the interleaved rows the depthwise pass reads (pointwise8): the expanded
+// Each task computes the 1 x 1 convolution for just its 16 channels and band of rows,
+// straight into the interleaved rows the depthwise pass reads (pointwise16): the expanded
 // tensor (MobileNetV2: 4.8 MB at 112 x 112) is never written out. Rows at a band's edge are
 // computed by both bands.
 void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
@@ -519,29 +533,46 @@ void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
   const float* pb1 = b1 ? b1->data<float>() : nullptr;
   const kernels::Epilogue ep1 = epilogue_of(n, "minnow_pw_");
   auto expanded = [&](int64_t b, int64_t c0, int lanes) {
-    // The task's filters as k x 8 (lanes past `lanes` zero), and its 8 biases.
-    thread_local std::vector<float> w8;
-    w8.resize(static_cast<size_t>(K * 8 + 8));
-    kt.interleave8(pw1 + c0 * K, K, lanes, K, w8.data());
-    for (int l = 0; l < 8; ++l) w8[static_cast<size_t>(K * 8 + l)] = pb1 && l < lanes ? pb1[c0 + l] : 0.0f;
-    kernels::Epilogue e = ep1;
-    e.bias = pb1 ? w8.data() + K * 8 : nullptr;
-    // Narrow planes (7 x 7) whole rows at a time into a scratch, so that a pass's twelve
-    // pixels may span rows, then copied to their padded rows.
-    return [&kt, x = px + b * K * IH * IW, w = w8.data(), e, K, IH, IW](int64_t ih0, int64_t ih1, int64_t iw0, int64_t cols,
-                                                                       float* dst, int64_t ld) {
+    // The task's 16 filters as two k x 8 groups (lanes past `lanes` zero), each with its 8
+    // biases after it, and their epilogues.
+    thread_local std::vector<float> w16;
+    w16.resize(static_cast<size_t>(2 * (K * 8 + 8)));
+    std::array<kernels::Epilogue, 2> e{ep1, ep1};
+    for (int h = 0; h < 2; ++h) {
+      const int lh = std::clamp(lanes - 8 * h, 0, 8);
+      float *w8 = w16.data() + h * (K * 8 + 8), *bias8 = w8 + K * 8;
+      if (lh > 0) kt.interleave8(pw1 + (c0 + 8 * h) * K, K, lh, K, w8);
+      for (int l = 0; l < 8; ++l) bias8[l] = pb1 && l < lh ? pb1[c0 + 8 * h + l] : 0.0f;
+      e[h].bias = pb1 ? bias8 : nullptr;
+    }
+    const float* w0 = w16.data();
+    const float* w1 = w0 + K * 8 + 8;
+    // The 1 x 1 products of `pixels` pixels from x on, into y[0] (and y[1] for the second 8).
+    auto product = [&kt, w0, w1, e, K, HW = IH * IW](const float* x, float* const* y, int64_t pixels) {
+      if (y[1]) kt.pointwise16(x, HW, w0, w1, K, y[0], y[1], pixels, e[0], e[1]);
+      else kt.pointwise8(x, HW, w0, K, y[0], pixels, e[0]);
+    };
+    // Narrow planes (7 x 7) whole rows at a time into a scratch, so that a pass's pixels
+    // may span rows, then copied to their padded rows.
+    return [product, x = px + b * K * IH * IW, IW](int64_t ih0, int64_t ih1, int64_t iw0, int64_t cols, float* const* dst,
+                                                   int64_t ld) {
       if (cols < IW || IW >= 48) {
-        for (int64_t ih = ih0; ih < ih1; ++ih) kt.pointwise8(x + ih * IW + iw0, IH * IW, w, K, dst + (ih - ih0) * ld * 8, cols, e);
+        for (int64_t ih = ih0; ih < ih1; ++ih) {
+          float* const y[2] = {dst[0] + (ih - ih0) * ld * 8, dst[1] ? dst[1] + (ih - ih0) * ld * 8 : nullptr};
+          product(x + ih * IW + iw0, y, cols);
+        }
         return;
       }
       thread_local std::vector<float> band;
-      band.resize(static_cast<size_t>((ih1 - ih0) * IW * 8));
-      kt.pointwise8(x + ih0 * IW, IH * IW, w, K, band.data(), (ih1 - ih0) * IW, e);
-      for (int64_t ih = ih0; ih < ih1; ++ih)
-        std::copy_n(band.data() + (ih - ih0) * IW * 8, IW * 8, dst + (ih - ih0) * ld * 8);
+      const int64_t pixels = (ih1 - ih0) * IW;
+      band.resize(static_cast<size_t>(2 * pixels * 8));
+      float* const y[2] = {band.data(), dst[1] ? band.data() + pixels * 8 : nullptr};
+      product(x + ih0 * IW, y, pixels);
+      for (int h = 0; h < 2 && dst[h]; ++h)
+        for (int64_t ih = ih0; ih < ih1; ++ih) std::copy_n(y[h] + (ih - ih0) * IW * 8, IW * 8, dst[h] + (ih - ih0) * ld * 8);
     };
   };
-  depthwise_by_lanes(expanded, wd.data<float>(), bd ? bd->data<float>() : nullptr, out[0]->data<float>(), N, M, w,
+  depthwise_by_lanes<2>(expanded, wd.data<float>(), bd ? bd->data<float>() : nullptr, out[0]->data<float>(), N, M, w,
                      epilogue_of(n, "minnow_"), int64_t{128} << 10, ctx);
 }
 
