@@ -335,38 +335,58 @@ int fuse_hard_swish(Graph& g) {
   return fused;
 }
 
+bool float_constant(const Graph& g, int id, int rank) {
+  auto it = g.constants.find(id);
+  return it != g.constants.end() && it->second->dtype() == DataType::Float && it->second->rank() == rank;
+}
+
+bool all_equal(const std::vector<int64_t>& v, int64_t want) {
+  return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == want; });
+}
+
+// A Conv with constant float 1 x 1 filters (and bias), stride 1, no padding, one group.
+bool plain_pointwise(const Graph& g, const Node& n) {
+  if (n.op_type != "Conv" || n.outputs.size() != 1 || n.inputs.size() < 2 || !float_constant(g, n.inputs[1], 4)) return false;
+  const Tensor& w = *g.constants.at(n.inputs[1]);
+  if (w.shape()[2] != 1 || w.shape()[3] != 1 || n.get_int("group", 1) != 1) return false;
+  if (!all_equal(n.get_ints("strides"), 1) || !all_equal(n.get_ints("pads"), 0) || !all_equal(n.get_ints("dilations"), 1) ||
+      n.get_string("auto_pad", "NOTSET") == "SAME_UPPER" || n.get_string("auto_pad", "NOTSET") == "SAME_LOWER")
+    return false;
+  const std::vector<int64_t> kernel = n.get_ints("kernel_shape");
+  if (!kernel.empty() && kernel != std::vector<int64_t>{1, 1}) return false;
+  return n.inputs.size() < 3 || n.inputs[2] < 0 || float_constant(g, n.inputs[2], 1);
+}
+
+// The filters of a plain_pointwise node packed by pack_filters8, as a new constant (the
+// original may be shared with other nodes).
+int packed_filters(Graph& g, const Node& n) {
+  const Tensor& w = *g.constants.at(n.inputs[1]);
+  const int64_t m = w.shape()[0], k = w.shape()[1];
+  auto packed = std::make_shared<Tensor>(DataType::Float, std::vector<int64_t>{(m + 7) / 8, k, 8});
+  pack_filters8(w.data<float>(), m, k, packed->data<float>());
+  const int id = g.intern(g.names[n.inputs[1]] + "#packed8");
+  g.constants[id] = packed;
+  return id;
+}
+
 // A 1 x 1 convolution (stride 1, no padding) whose only reader is a depthwise convolution
 // of its output -> one MinnowPointwiseDepthwise node (ops/nn_ops.cpp), which never writes
-// the expanded tensor out: the depthwise node's inputs become (x, filters, bias of the 1 x 1,
-// its own filters and bias), the 1 x 1's epilogue attributes move over as minnow_pw_*.
+// the expanded tensor out: the depthwise node's inputs become (x, the 1 x 1's filters
+// packed, its bias, its own filters and bias), the 1 x 1's epilogue attributes move over as
+// minnow_pw_*.
 int fuse_pointwise_depthwise(Graph& g) {
   auto consumers = count_readers(g);
   auto reader = node_index(g, false);
-  auto float_constant = [&](int id, int rank) {
-    auto it = g.constants.find(id);
-    return it != g.constants.end() && it->second->dtype() == DataType::Float && it->second->rank() == rank;
-  };
-  auto all_equal = [](const std::vector<int64_t>& v, int64_t want) {
-    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x == want; });
-  };
   int fused = 0;
   for (Node& pw : g.nodes) {
-    if (pw.op_type != "Conv" || pw.outputs.size() != 1 || pw.inputs.size() < 2 || !float_constant(pw.inputs[1], 4))
-      continue;
-    const Tensor& w1 = *g.constants.at(pw.inputs[1]);
-    if (w1.shape()[2] != 1 || w1.shape()[3] != 1 || pw.get_int("group", 1) != 1) continue;
-    if (!all_equal(pw.get_ints("strides"), 1) || !all_equal(pw.get_ints("pads"), 0) ||
-        !all_equal(pw.get_ints("dilations"), 1) || pw.get_string("auto_pad", "NOTSET") == "SAME_UPPER" ||
-        pw.get_string("auto_pad", "NOTSET") == "SAME_LOWER")
-      continue;
+    if (!plain_pointwise(g, pw)) continue;
     const bool bias1 = pw.inputs.size() > 2 && pw.inputs[2] >= 0;
-    if (bias1 && !float_constant(pw.inputs[2], 1)) continue;
     const int mid = pw.outputs[0];
     if (consumers[mid] != 1 || !reader.count(mid)) continue;
     Node& dw = g.nodes[reader[mid]];
-    const int64_t M = w1.shape()[0];
+    const int64_t M = g.constants.at(pw.inputs[1])->shape()[0];
     if (dw.op_type != "Conv" || dw.outputs.size() != 1 || dw.inputs.size() < 2 || dw.inputs[0] != mid ||
-        !float_constant(dw.inputs[1], 4) || dw.get_int("group", 1) != M || M < 2)
+        !float_constant(g, dw.inputs[1], 4) || dw.get_int("group", 1) != M || M < 2)
       continue;
     const Tensor& wd = *g.constants.at(dw.inputs[1]);
     if (wd.shape()[0] != M || wd.shape()[1] != 1 || !all_equal(dw.get_ints("dilations"), 1)) continue;
@@ -374,7 +394,7 @@ int fuse_pointwise_depthwise(Graph& g) {
     const std::vector<int64_t> kernel = dw.get_ints("kernel_shape");
     if (!kernel.empty() && kernel != std::vector<int64_t>{wd.shape()[2], wd.shape()[3]}) continue;
     const bool bias_d = dw.inputs.size() > 2 && dw.inputs[2] >= 0;
-    if (bias_d && !float_constant(dw.inputs[2], 1)) continue;
+    if (bias_d && !float_constant(g, dw.inputs[2], 1)) continue;
     for (const char* a : {"lo", "hi", "hard_swish", "scale", "shift"}) {
       const Attribute* at = pw.find(std::string("minnow_") + a);
       if (!at) continue;
@@ -382,13 +402,27 @@ int fuse_pointwise_depthwise(Graph& g) {
       copy.name = std::string("minnow_pw_") + a;
       dw.attrs.push_back(copy);
     }
-    dw.inputs = {pw.inputs[0], pw.inputs[1], bias1 ? pw.inputs[2] : -1, dw.inputs[1], bias_d ? dw.inputs[2] : -1};
+    dw.inputs = {pw.inputs[0], packed_filters(g, pw), bias1 ? pw.inputs[2] : -1, dw.inputs[1], bias_d ? dw.inputs[2] : -1};
     dw.op_type = "MinnowPointwiseDepthwise";
     pw.op_type = "";
     ++fused;
   }
   drop_cleared(g);
   return fused;
+}
+
+// The other 1 x 1 convolutions -> MinnowPointwise with their filters packed once here
+// instead of on every run (ops/nn_ops.cpp).
+int pack_pointwise(Graph& g) {
+  int packed = 0;
+  for (Node& n : g.nodes) {
+    if (!plain_pointwise(g, n)) continue;
+    set_attr(n, "minnow_filters", 0.0f, g.constants.at(n.inputs[1])->shape()[0], true);
+    n.inputs[1] = packed_filters(g, n);
+    n.op_type = "MinnowPointwise";
+    ++packed;
+  }
+  return packed;
 }
 
 }  // namespace
@@ -399,6 +433,7 @@ OptimizeStats optimize_graph(Graph& g, int64_t opset) {
   s.fused_batch_norms = fuse_batch_norms(g);
   s.fused_activations = fuse_hard_swish(g) + fuse_into_convs(g);
   s.fused_convs = fuse_pointwise_depthwise(g);
+  s.packed_convs = pack_pointwise(g);
   s.removed = remove_dead(g);
   return s;
 }

@@ -8,7 +8,7 @@
 namespace minnow::onnx {
 
 struct OptimizeStats {
-  int folded = 0, removed = 0, fused_batch_norms = 0, fused_activations = 0, fused_convs = 0;
+  int folded = 0, removed = 0, fused_batch_norms = 0, fused_activations = 0, fused_convs = 0, packed_convs = 0;
 };
 
 OptimizeStats optimize_graph(Graph& g, int64_t opset);

@@ -259,6 +259,35 @@ TEST(Onnx, PointwiseDepthwiseFusionMatchesTheNodes) {
   }
 }
 
+// A 1 x 1 convolution alone becomes MinnowPointwise, its filters packed once by the
+// optimizer: the same numbers as Conv without optimization (filter counts that leave a last
+// group of 16 half or partly used, pixel counts past a task's 96).
+TEST(Onnx, PackedPointwiseMatchesConv) {
+  for (int64_t m : {5, 8, 21, 40})
+    for (int64_t pixels : {7, 130}) {
+      const int64_t k = 6;
+      std::vector<float> w(static_cast<size_t>(m * k)), b(static_cast<size_t>(m)), x(static_cast<size_t>(2 * k * pixels));
+      for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.37f * i);
+      for (size_t i = 0; i < b.size(); ++i) b[i] = 0.05f * i - 0.2f;
+      for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * i);
+      Msg g;
+      g.m(1, node("Conv", {"x", "w", "b"}, {"c"})).m(1, node("Relu", {"c"}, {"y"}));
+      g.m(5, float_tensor("w", {m, k, 1, 1}, w)).m(5, float_tensor("b", {m}, b));
+      g.m(11, value_info("x", {2, k, 1, pixels})).m(12, value_info("y", {-1, -1, -1, -1}));
+      auto net = Interpreter::from_bytes(model(g));
+      auto packed = net->create_session({}, {.n_threads = 2});
+      auto plain = net->create_session({}, {.n_threads = 1, .optimize = false});
+      EXPECT_EQ(packed->node_count(), 1u);
+      for (auto* s : {packed.get(), plain.get()}) {
+        std::copy(x.begin(), x.end(), s->input("x").data<float>());
+        s->run();
+      }
+      const Tensor &got = packed->output("y"), &want = plain->output("y");
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < want.size(); ++i) ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << m << " " << pixels << " @" << i;
+    }
+}
+
 // Conv through the padded stride-phase planes and the depthwise row kernels: several images,
 // groups, strides, dilations and asymmetric pads, against the definition summed here (im2col's order, so exact to
 // rounding).

@@ -357,6 +357,50 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
   }
 }
 
+// 1 x 1 convolutions (stride 1, no padding) of N images in `group` groups of Cg channels
+// -> Mg filters, P pixels each; `packed`: each group's filters by pack_filters8. 16 filters
+// (or the last 8) and a block of 96 pixels a task, read straight from the input's planes
+// into the channel-interleaved layout (pointwise16 / pointwise8: faster than sgemm's tiles
+// on the few pixels and channels of mobile networks' layers), then written back to the
+// planes. Tasks of one pixel block follow each other, so a thread's next task finds the
+// block in cache.
+void pointwise_by_lanes(const float* px, const float* packed, const float* pb, const kernels::Epilogue& ep, int64_t N,
+                        int64_t group, int64_t Cg, int64_t Mg, int64_t P, float* py, OpContext& ctx) {
+  const auto& kt = kernels::active();
+  constexpr int64_t kCols = 96;
+  const int64_t K = Cg, blocks = (P + kCols - 1) / kCols, pairs = (Mg + 15) / 16, group_words = (Mg + 7) / 8 * K * 8;
+  auto& buffers = ctx.per_thread_scratch();
+  auto task = [&](int64_t t, int thread) {
+    const int64_t c0 = t % pairs * 16, p0 = t / pairs % blocks * kCols, ng = t / (pairs * blocks);
+    const int64_t b = ng / group, g = ng % group, pn = std::min(kCols, P - p0);
+    auto& s = buffers[static_cast<size_t>(thread)];
+    s.resize(static_cast<size_t>(2 * (8 + kCols * 8)));
+    const float* w8[2] = {};
+    float* out[2] = {};
+    kernels::Epilogue e[2] = {ep, ep};
+    int lanes[2] = {};
+    for (int h = 0; h < 2; ++h) {
+      lanes[h] = static_cast<int>(std::clamp<int64_t>(Mg - c0 - 8 * h, 0, 8));
+      if (lanes[h] == 0) break;
+      float* bias8 = s.data() + h * (8 + kCols * 8);
+      out[h] = bias8 + 8;
+      w8[h] = packed + g * group_words + (c0 / 8 + h) * K * 8;
+      for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes[h] ? pb[g * Mg + c0 + 8 * h + l] : 0.0f;
+      e[h].bias = pb ? bias8 : nullptr;
+    }
+    const float* x = px + (b * group + g) * Cg * P + p0;
+    if (lanes[1] > 0) kt.pointwise16(x, P, w8[0], w8[1], K, out[0], out[1], pn, e[0], e[1]);
+    else kt.pointwise8(x, P, w8[0], K, out[0], pn, e[0]);
+    float* y = py + (b * group * Mg + g * Mg + c0) * P + p0;
+    kt.deinterleave8(out[0], lanes[0], pn, y, P);
+    if (lanes[1] > 0) kt.deinterleave8(out[1], lanes[1], pn, y + 8 * P, P);
+  };
+  const int64_t tasks = N * group * blocks * pairs;
+  if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
+  else
+    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+}
+
 void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& x = need(n, in, 0);
   const Tensor& wt = need(n, in, 1);
@@ -419,39 +463,10 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
     pointwise = pointwise && w.stride[d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
   constexpr int64_t kCols = 96;  // output pixels per task (a multiple of the kernels' 16 and 32)
   const int64_t blocks = (P + kCols - 1) / kCols;
-  if (pointwise) {
-    // 16 filters (or the last 8) and a block of pixels a task, read straight from the input's
-    // planes into the channel-interleaved layout (pointwise16 / pointwise8: faster than sgemm's
-    // tiles on the few pixels and channels of mobile networks' layers), then written back to
-    // the planes. Tasks of one pixel block follow each other, so a thread's next task finds
-    // the block in cache.
-    const int64_t pairs = (Mg + 15) / 16;
-    auto& buffers = ctx.per_thread_scratch();
-    for_tasks(N * group * blocks * pairs, [&](int64_t t, int thread) {
-      const int64_t c0 = t % pairs * 16, p0 = t / pairs % blocks * kCols, ng = t / (pairs * blocks);
-      const int64_t b = ng / group, g = ng % group, pn = std::min(kCols, P - p0);
-      auto& s = buffers[static_cast<size_t>(thread)];
-      s.resize(static_cast<size_t>(2 * (K * 8 + 8 + kCols * 8)));
-      float* part[2] = {};
-      kernels::Epilogue e[2] = {ep, ep};
-      int lanes[2] = {};
-      for (int h = 0; h < 2; ++h) {
-        lanes[h] = static_cast<int>(std::clamp<int64_t>(Mg - c0 - 8 * h, 0, 8));
-        float *w8 = s.data() + h * (K * 8 + 8 + kCols * 8), *bias8 = w8 + K * 8;
-        part[h] = w8;
-        if (lanes[h] == 0) break;
-        kt.interleave8(pw + (g * Mg + c0 + 8 * h) * K, K, lanes[h], K, w8);
-        for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes[h] ? pb[g * Mg + c0 + 8 * h + l] : 0.0f;
-        e[h].bias = pb ? bias8 : nullptr;
-      }
-      const float* x = px + (b * C + g * Cg) * HWin + p0;
-      float *out0 = part[0] + K * 8 + 8, *out1 = part[1] + K * 8 + 8;
-      if (lanes[1] > 0) kt.pointwise16(x, HWin, part[0], part[1], K, out0, out1, pn, e[0], e[1]);
-      else kt.pointwise8(x, HWin, part[0], K, out0, pn, e[0]);
-      float* y = py + (b * M + g * Mg + c0) * P + p0;
-      kt.deinterleave8(out0, lanes[0], pn, y, P);
-      if (lanes[1] > 0) kt.deinterleave8(out1, lanes[1], pn, y + 8 * P, P);
-    });
+  if (pointwise) {  // the filters packed here each run (the optimizer packs them once: MinnowPointwise)
+    std::vector<float> packed(static_cast<size_t>(group * (Mg + 7) / 8 * K * 8));
+    for (int64_t g = 0; g < group; ++g) pack_filters8(pw + g * Mg * K, Mg, K, packed.data() + g * (Mg + 7) / 8 * K * 8);
+    pointwise_by_lanes(px, packed.data(), pb, ep, N, group, Cg, Mg, P, py, ctx);
     return;
   }
   if (w.in[0] == 1 && w.kernel[0] == 1 && w.pad_begin[0] == 0) {
@@ -504,9 +519,46 @@ void run_conv(const Node& n, In in, Out out, OpContext& ctx) {
   });
 }
 
+}  // namespace
+
+void pack_filters8(const float* w, int64_t m, int64_t k, float* dst) {
+  const auto& kt = kernels::active();
+  for (int64_t c0 = 0; c0 < m; c0 += 8)
+    kt.interleave8(w + c0 * k, k, static_cast<int>(std::min<int64_t>(8, m - c0)), k, dst + c0 * k);
+}
+
+namespace {
+
+// The filters packed by the optimizer: {ceil(m / 8), k, 8}, checked against m and k.
+const float* packed_filters(const Node& n, const Tensor& w, int64_t m, int64_t k) {
+  need_float(n, w);
+  if (w.shape() != std::vector<int64_t>{(m + 7) / 8, k, 8})
+    n.fail("packed filters " + w.shape_string() + " do not match " + std::to_string(m) + " filters of " + std::to_string(k) +
+           " channels");
+  return w.data<float>();
+}
+
+// --- MinnowPointwise (made by the optimizer from a 1 x 1 convolution, stride 1, no padding,
+// one group: inputs x, its filters packed once by pack_filters8, its bias; attribute
+// minnow_filters, the epilogue's minnow_*).
+void run_pointwise(const Node& n, In in, Out out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
+  need_float(n, x);
+  if (x.rank() != 4) n.fail("expects 2-D images");
+  const int64_t N = x.shape()[0], K = x.shape()[1], M = n.get_int("minnow_filters", 0);
+  if (M < 1) n.fail("needs a positive minnow_filters");
+  const float* w = packed_filters(n, need(n, in, 1), M, K);
+  if (bias && (bias->dtype() != DataType::Float || bias->size() != M)) n.fail("bias must hold one float per output channel");
+  out[0]->resize(DataType::Float, {N, M, x.shape()[2], x.shape()[3]});
+  pointwise_by_lanes(x.data<float>(), w, bias ? bias->data<float>() : nullptr, epilogue_of(n, "minnow_"), N, 1, K, M,
+                     x.shape()[2] * x.shape()[3], out[0]->data<float>(), ctx);
+}
+
 // --- MinnowPointwiseDepthwise (made by the optimizer from a 1 x 1 convolution whose only
 // reader is a depthwise one: inputs x, the 1 x 1 filters and bias, the depthwise filters
-// and bias; the depthwise convolution's attributes, the 1 x 1's epilogue as minnow_pw_*).
+// and bias; the depthwise convolution's attributes, the 1 x 1's epilogue as minnow_pw_*;
+// the 1 x 1 filters packed by pack_filters8).
 // Each task computes the 1 x 1 convolution for just its 16 channels and band of rows,
 // straight into the interleaved rows the depthwise pass reads (pointwise16): the expanded
 // tensor (MobileNetV2: 4.8 MB at 112 x 112) is never written out. Rows at a band's edge are
@@ -517,11 +569,11 @@ void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
   const Tensor& wd = need(n, in, 3);
   const Tensor* b1 = in.size() > 2 ? in[2] : nullptr;
   const Tensor* bd = in.size() > 4 ? in[4] : nullptr;
-  for (const Tensor* t : {&x, &w1, &wd}) need_float(n, *t);
-  if (x.rank() != 4 || w1.rank() != 4 || wd.rank() != 4) n.fail("expects 2-D images and filters");
-  const int64_t N = x.shape()[0], K = x.shape()[1], IH = x.shape()[2], IW = x.shape()[3], M = w1.shape()[0];
-  if (w1.shape()[1] != K || w1.shape()[2] != 1 || w1.shape()[3] != 1 || wd.shape()[0] != M || wd.shape()[1] != 1)
-    n.fail("filters " + w1.shape_string() + " and " + wd.shape_string() + " do not match input " + x.shape_string());
+  for (const Tensor* t : {&x, &wd}) need_float(n, *t);
+  if (x.rank() != 4 || wd.rank() != 4) n.fail("expects 2-D images and filters");
+  const int64_t N = x.shape()[0], K = x.shape()[1], IH = x.shape()[2], IW = x.shape()[3], M = wd.shape()[0];
+  if (wd.shape()[1] != 1) n.fail("depthwise filters " + wd.shape_string() + " take more than one channel");
+  const float* packed = packed_filters(n, w1, M, K);
   for (const Tensor* b : {b1, bd})
     if (b && (b->dtype() != DataType::Float || b->size() != M)) n.fail("bias must hold one float per channel");
   const Window w = window_of(n, {N, M, IH, IW}, {wd.shape()[2], wd.shape()[3]}, false);
@@ -529,24 +581,20 @@ void run_pointwise_depthwise(const Node& n, In in, Out out, OpContext& ctx) {
   out[0]->resize(DataType::Float, out_shape({N, M, IH, IW}, M, w));
   const auto& kt = kernels::active();
   const float* px = x.data<float>();
-  const float* pw1 = w1.data<float>();
   const float* pb1 = b1 ? b1->data<float>() : nullptr;
   const kernels::Epilogue ep1 = epilogue_of(n, "minnow_pw_");
   auto expanded = [&](int64_t b, int64_t c0, int lanes) {
-    // The task's 16 filters as two k x 8 groups (lanes past `lanes` zero), each with its 8
-    // biases after it, and their epilogues.
-    thread_local std::vector<float> w16;
-    w16.resize(static_cast<size_t>(2 * (K * 8 + 8)));
+    // The task's 16 filters (two packed groups of 8), each group's 8 biases, their epilogues.
+    thread_local std::vector<float> bias16;
+    bias16.resize(16);
     std::array<kernels::Epilogue, 2> e{ep1, ep1};
     for (int h = 0; h < 2; ++h) {
       const int lh = std::clamp(lanes - 8 * h, 0, 8);
-      float *w8 = w16.data() + h * (K * 8 + 8), *bias8 = w8 + K * 8;
-      if (lh > 0) kt.interleave8(pw1 + (c0 + 8 * h) * K, K, lh, K, w8);
-      for (int l = 0; l < 8; ++l) bias8[l] = pb1 && l < lh ? pb1[c0 + 8 * h + l] : 0.0f;
-      e[h].bias = pb1 ? bias8 : nullptr;
+      for (int l = 0; l < 8; ++l) bias16[static_cast<size_t>(h * 8 + l)] = pb1 && l < lh ? pb1[c0 + 8 * h + l] : 0.0f;
+      e[h].bias = pb1 ? bias16.data() + h * 8 : nullptr;
     }
-    const float* w0 = w16.data();
-    const float* w1 = w0 + K * 8 + 8;
+    const float* w0 = packed + c0 * K;
+    const float* w1 = lanes > 8 ? w0 + K * 8 : w0;
     // The 1 x 1 products of `pixels` pixels from x on, into y[0] (and y[1] for the second 8).
     auto product = [&kt, w0, w1, e, K, HW = IH * IW](const float* x, float* const* y, int64_t pixels) {
       if (y[1]) kt.pointwise16(x, HW, w0, w1, K, y[0], y[1], pixels, e[0], e[1]);
@@ -1274,6 +1322,7 @@ void run_resize(const Node& n, In in, Out out, OpContext& ctx) {
 void register_nn_ops(const OpRegistrar& r) {
   r.add("Conv", run_conv);
   r.add("MinnowPointwiseDepthwise", run_pointwise_depthwise);
+  r.add("MinnowPointwise", run_pointwise);
   r.add("ConvTranspose", run_conv_transpose);
   r.add("MaxPool", run_pool<true>);
   r.add("AveragePool", run_pool<false>);

@@ -57,6 +57,9 @@ const Tensor& need(const Node& n, std::span<const Tensor* const> in, size_t i); 
 int64_t normalize_axis(const Node& n, int64_t axis, int rank);  // -rank..rank-1 -> 0..rank-1
 std::vector<int64_t> read_ints(const Node& n, const Tensor& t);  // an int32/int64 tensor's values
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
+// A 1 x 1 convolution's filters (m x k) laid out for kernels::pointwise8 / pointwise16 at dst:
+// groups of 8 filters, each k x 8 (filters past m zero): ceil(m / 8) x k x 8 floats.
+void pack_filters8(const float* w, int64_t m, int64_t k, float* dst);
 
 // Calls f(T{}) with T the C++ type of a numeric element type (every DataType but Bool).
 template <class F>
