@@ -212,48 +212,27 @@ void BM_Sgemm(benchmark::State& state, const char* table, bool rows) {
   state.counters["FLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
                                               benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-// A 1 x 1 convolution of m filters (k x 8 per group of 8, packed once) over n pixels as
-// pointwise8 calls into the channel-interleaved layout, to set against BM_Sgemm's shapes.
-void BM_Pointwise8(benchmark::State& state, const char* table) {
+// A 1 x 1 convolution of m filters (k x 8 per group of 8, packed once) over n pixels into
+// the channel-interleaved layout: pointwise8 a group at a time, or pointwise16 (`sixteen`)
+// two at a time, to set against BM_Sgemm's shapes.
+void BM_Pointwise(benchmark::State& state, const char* table, bool sixteen) {
   const KernelTable* kt = kernels_named(table);
   if (!kt) return state.SkipWithError("no such kernel table on this CPU");
-  const int64_t m = state.range(0), n = state.range(1), k = state.range(2), groups = (m + 7) / 8;
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2), groups = (m + 15) / 16 * 2;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(static_cast<size_t>(groups * k * 8)), x(static_cast<size_t>(k * n)), bias(static_cast<size_t>(groups * 8)),
-      y(static_cast<size_t>(groups * n * 8));
+  std::vector<float> w(static_cast<size_t>(groups * k * 8)), x(static_cast<size_t>(k * n)), y(static_cast<size_t>(groups * n * 8));
   for (float& v : w) v = u(rng);
   for (float& v : x) v = u(rng);
   Epilogue e;
   e.lo = 0;
+  const int64_t used = (m + 7) / 8;  // the groups m filters fill
   for (auto _ : state) {
-    for (int64_t g = 0; g < groups; ++g) {
-      e.bias = bias.data() + g * 8;
-      kt->pointwise8(x.data(), n, w.data() + g * k * 8, k, y.data() + g * n * 8, n, e);
-    }
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.counters["FLOP"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * static_cast<double>(state.iterations()),
-                                              benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-}
-}  // namespace
-namespace {
-// The same with pointwise16: two groups of 8 filters a call.
-void BM_Pointwise16(benchmark::State& state, const char* table) {
-  const KernelTable* kt = kernels_named(table);
-  if (!kt) return state.SkipWithError("no such kernel table on this CPU");
-  const int64_t m = state.range(0), n = state.range(1), k = state.range(2), groups = (m + 7) / 8;
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(static_cast<size_t>((groups + 1) * k * 8)), x(static_cast<size_t>(k * n)), bias(static_cast<size_t>(groups * 8 + 8)),
-      y(static_cast<size_t>((groups + 1) * n * 8));
-  for (float& v : w) v = u(rng);
-  for (float& v : x) v = u(rng);
-  Epilogue e;
-  e.lo = 0;
-  for (auto _ : state) {
-    for (int64_t g = 0; g < groups; g += 2) {
-      kt->pointwise16(x.data(), n, w.data() + g * k * 8, w.data() + (g + 1) * k * 8, k, y.data() + g * n * 8, y.data() + (g + 1) * n * 8, n, e, e);
+    for (int64_t g = 0; g < used; g += sixteen ? 2 : 1) {
+      const float* wg = w.data() + g * k * 8;
+      float* yg = y.data() + g * n * 8;
+      if (sixteen) kt->pointwise16(x.data(), n, wg, wg + k * 8, k, yg, yg + n * 8, n, e, e);
+      else kt->pointwise8(x.data(), n, wg, k, yg, n, e);
     }
     benchmark::DoNotOptimize(y.data());
   }
@@ -262,8 +241,8 @@ void BM_Pointwise16(benchmark::State& state, const char* table) {
 }
 // 1 x 1 shapes (filters, pixels, channels): rec's, a wide one, then MobileNetV2's at 7 x 7, 14 x 14, 56 x 56, 112 x 112.
 #define POINTWISE_SHAPES ->Args({240, 192, 240})->Args({480, 1600, 120})->Args({320, 49, 960})->Args({1280, 49, 320})->Args({96, 196, 576})->Args({24, 3136, 144})->Args({96, 12544, 16})
-BENCHMARK_CAPTURE(BM_Pointwise8, avx2, "avx2") POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Pointwise16, avx2, "avx2") POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Pointwise, pointwise8_avx2, "avx2", false) POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Pointwise, pointwise16_avx2, "avx2", true) POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Sgemm, mobilenet_avx2, "avx2", false) POINTWISE_SHAPES->Unit(benchmark::kMicrosecond);
 
 // Shapes from the OCR models: a 240 -> 240 pointwise layer over 192 pixels (rec), a 3 x 3

@@ -226,38 +226,43 @@ int64_t row_splits(int64_t tasks, int64_t rows, const OpContext& ctx) {
   return splits;
 }
 
+// Up to 16 filters of a 1 x 1 product (`lanes` of them, packed as pack_filters8 lays them
+// out from w on) over n pixels of x (planes ldx apart), into planes y (ld apart): summed by
+// pointwise16 (pointwise8 for 8 or fewer) into the interleaved layout, then written back by
+// deinterleave8. bias (or null) from the first filter on; scratch: 2 (8 + 8 n) floats.
+void sixteen_filters(const kernels::KernelTable& kt, const float* x, int64_t ldx, const float* w, int64_t k, int lanes,
+                     const float* bias, const kernels::Epilogue& ep, int64_t n, float* y, int64_t ld, float* scratch) {
+  float* out[2] = {};
+  kernels::Epilogue e[2] = {ep, ep};
+  for (int h = 0; h < 2 && lanes > 8 * h; ++h) {
+    float* bias8 = scratch + h * (8 + n * 8);
+    out[h] = bias8 + 8;
+    for (int l = 0; l < 8; ++l) bias8[l] = bias && 8 * h + l < lanes ? bias[8 * h + l] : 0.0f;
+    e[h].bias = bias ? bias8 : nullptr;
+  }
+  if (lanes > 8) kt.pointwise16(x, ldx, w, w + k * 8, k, out[0], out[1], n, e[0], e[1]);
+  else kt.pointwise8(x, ldx, w, k, out[0], n, e[0]);
+  kt.deinterleave8(out[0], std::min(lanes, 8), n, y, ld);
+  if (lanes > 8) kt.deinterleave8(out[1], lanes - 8, n, y + 8 * ld, ld);
+}
+
 // Convolutions of few taps (K = channels x window <= kFewTaps: a network's stem, 3 input
 // channels x 3 x 3) run conv_by_rows' product through pointwise16 instead of sgemm_rows:
 // their K-deep register tiles are stored every few steps, and the pointwise kernels keep
 // the multiply-adds busier. The block's tap rows are first copied into one K x n scratch
-// (at most 48 KiB), then 16 filters at a time are summed into the interleaved layout and
-// written back as rows of y (ld apart): the same sums, in the same order, as sgemm_rows.
+// (at most 48 KiB) and the m filters packed, then 16 at a time are summed into rows of y
+// (ld apart): the same sums, in the same order, as sgemm_rows.
 constexpr int64_t kFewTaps = 64;
 void taps_by_lanes(const kernels::KernelTable& kt, const float* w, const float* bias, const kernels::Epilogue& ep,
                    const float* const* rows, int64_t K, int64_t m, int64_t n, float* y, int64_t ld) {
   thread_local std::vector<float> s;
-  s.resize(static_cast<size_t>(K * n + 2 * (K * 8 + 8 + n * 8)));
-  float* taps = s.data();
+  s.resize(static_cast<size_t>(K * n + (m + 7) / 8 * K * 8 + 2 * (8 + n * 8)));
+  float *taps = s.data(), *packed = taps + K * n, *scratch = packed + (m + 7) / 8 * K * 8;
   for (int64_t c = 0; c < K; ++c) std::copy_n(rows[c], n, taps + c * n);
-  for (int64_t m0 = 0; m0 < m; m0 += 16) {
-    float* part[2] = {};
-    kernels::Epilogue e[2] = {ep, ep};
-    int lanes[2] = {};
-    for (int h = 0; h < 2; ++h) {
-      lanes[h] = static_cast<int>(std::clamp<int64_t>(m - m0 - 8 * h, 0, 8));
-      part[h] = taps + K * n + h * (K * 8 + 8 + n * 8);
-      if (lanes[h] == 0) break;
-      float* bias8 = part[h] + K * 8;
-      kt.interleave8(w + (m0 + 8 * h) * K, K, lanes[h], K, part[h]);
-      for (int l = 0; l < 8; ++l) bias8[l] = bias && l < lanes[h] ? bias[m0 + 8 * h + l] : 0.0f;
-      e[h].bias = bias ? bias8 : nullptr;
-    }
-    float *out0 = part[0] + K * 8 + 8, *out1 = part[1] + K * 8 + 8;
-    if (lanes[1] > 0) kt.pointwise16(taps, n, part[0], part[1], K, out0, out1, n, e[0], e[1]);
-    else kt.pointwise8(taps, n, part[0], K, out0, n, e[0]);
-    kt.deinterleave8(out0, lanes[0], n, y + m0 * ld, ld);
-    if (lanes[1] > 0) kt.deinterleave8(out1, lanes[1], n, y + (m0 + 8) * ld, ld);
-  }
+  pack_filters8(w, m, K, packed);
+  for (int64_t m0 = 0; m0 < m; m0 += 16)
+    sixteen_filters(kt, taps, n, packed + m0 * K, K, static_cast<int>(std::min<int64_t>(16, m - m0)), bias ? bias + m0 : nullptr,
+                    ep, n, y + m0 * ld, ld, scratch);
 }
 
 // A 1-D or 2-D convolution without im2col. Each image's input is zero-padded and split into
@@ -375,25 +380,9 @@ void pointwise_by_lanes(const float* px, const float* packed, const float* pb, c
     const int64_t b = ng / group, g = ng % group, pn = std::min(kCols, P - p0);
     auto& s = buffers[static_cast<size_t>(thread)];
     s.resize(static_cast<size_t>(2 * (8 + kCols * 8)));
-    const float* w8[2] = {};
-    float* out[2] = {};
-    kernels::Epilogue e[2] = {ep, ep};
-    int lanes[2] = {};
-    for (int h = 0; h < 2; ++h) {
-      lanes[h] = static_cast<int>(std::clamp<int64_t>(Mg - c0 - 8 * h, 0, 8));
-      if (lanes[h] == 0) break;
-      float* bias8 = s.data() + h * (8 + kCols * 8);
-      out[h] = bias8 + 8;
-      w8[h] = packed + g * group_words + (c0 / 8 + h) * K * 8;
-      for (int l = 0; l < 8; ++l) bias8[l] = pb && l < lanes[h] ? pb[g * Mg + c0 + 8 * h + l] : 0.0f;
-      e[h].bias = pb ? bias8 : nullptr;
-    }
-    const float* x = px + (b * group + g) * Cg * P + p0;
-    if (lanes[1] > 0) kt.pointwise16(x, P, w8[0], w8[1], K, out[0], out[1], pn, e[0], e[1]);
-    else kt.pointwise8(x, P, w8[0], K, out[0], pn, e[0]);
-    float* y = py + (b * group * Mg + g * Mg + c0) * P + p0;
-    kt.deinterleave8(out[0], lanes[0], pn, y, P);
-    if (lanes[1] > 0) kt.deinterleave8(out[1], lanes[1], pn, y + 8 * P, P);
+    sixteen_filters(kt, px + (b * group + g) * Cg * P + p0, P, packed + g * group_words + c0 * K, K,
+                    static_cast<int>(std::min<int64_t>(16, Mg - c0)), pb ? pb + g * Mg + c0 : nullptr, ep, pn,
+                    py + (b * group * Mg + g * Mg + c0) * P + p0, P, s.data());
   };
   const int64_t tasks = N * group * blocks * pairs;
   if (ctx.pool && tasks > 1) ctx.pool->parallel_for(tasks, task);
@@ -532,6 +521,7 @@ namespace {
 // The filters packed by the optimizer: {ceil(m / 8), k, 8}, checked against m and k.
 const float* packed_filters(const Node& n, const Tensor& w, int64_t m, int64_t k) {
   need_float(n, w);
+  if (m < 1 || m > w.size()) n.fail(std::to_string(m) + " filters for " + w.shape_string() + " packed filters");
   if (w.shape() != std::vector<int64_t>{(m + 7) / 8, k, 8})
     n.fail("packed filters " + w.shape_string() + " do not match " + std::to_string(m) + " filters of " + std::to_string(k) +
            " channels");
@@ -547,7 +537,6 @@ void run_pointwise(const Node& n, In in, Out out, OpContext& ctx) {
   need_float(n, x);
   if (x.rank() != 4) n.fail("expects 2-D images");
   const int64_t N = x.shape()[0], K = x.shape()[1], M = n.get_int("minnow_filters", 0);
-  if (M < 1) n.fail("needs a positive minnow_filters");
   const float* w = packed_filters(n, need(n, in, 1), M, K);
   if (bias && (bias->dtype() != DataType::Float || bias->size() != M)) n.fail("bias must hold one float per output channel");
   out[0]->resize(DataType::Float, {N, M, x.shape()[2], x.shape()[3]});
