@@ -32,7 +32,7 @@ function(minnow_add_vulkan_kernels target)
 # Each kernel: a name, its .comp file and the defines it is compiled with.
 set(MINNOW_VULKAN_KERNELS
   "rmsnorm rmsnorm.comp SUBGROUPS" "rmsnorm_nosg rmsnorm.comp" "add add.comp" "glu glu.comp" "store_kv store_kv.comp"
-  "attention attention.comp SUBGROUPS" "attention_direct attention.comp SUBGROUPS DIRECT" "attention_nosg attention.comp" "attention_prefill attention_prefill.comp"
+  "attention attention.comp SUBGROUPS" "attention_nosg attention.comp" "attention_prefill attention_prefill.comp"
   "attention_prefill_coop_64 attention_prefill_coop.comp HD=64u" "attention_prefill_coop_128 attention_prefill_coop.comp HD=128u"
   "attention_prefill_coop_256 attention_prefill_coop.comp HD=256u")
 foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)

@@ -658,23 +658,19 @@ void check_attention(Device& dev, Ops& ops, const AttentionCase& c, const std::v
   dev.upload(vcb, vc.data(), vc.size() * 2);
   Buffer ob = dev.alloc(q.size() * 4, Memory::Readback);
   Buffer part = ops.attention_part(kv, c.n_heads, n);
-  // The reductions with and without subgroup operations, the cache read straight into
-  // registers, then (where the device has them and the prompt takes them) on the tensor
-  // cores: queries and weights in halves.
+  // The reductions with and without subgroup operations, then (where the device has them
+  // and the prompt takes them) on the tensor cores: queries and weights in halves.
   const bool tensor_cores = ops.coopmat() && n >= 16 && (c.hd == 64 || c.hd == 128 || c.hd == 256);
-  for (int variant = 0; variant < (tensor_cores ? 4 : 3); ++variant) {
+  for (int variant = 0; variant < (tensor_cores ? 3 : 2); ++variant) {
     ops.use_subgroups(variant != 1);
-    ops.use_direct_attention(variant == 2);
-    ops.use_coop_attention(variant == 3);
+    ops.use_coop_attention(variant == 2);
     Stream s(dev);
     ops.attention(s, qb, kcb, vcb, pb, ob, part, kv, static_cast<int>(layer), n, {c.n_heads, scale, c.softcap, c.window});
     s.submit_and_wait();
-    const char* what[] = {"attention", "attention without subgroups", "attention, cache read directly",
-                          "attention on the tensor cores"};
-    expect_close(download_floats(dev, ob, q.size()), want, variant == 3 ? 3e-3f : 2e-5f, what[variant], variant == 3);
+    const char* what[] = {"attention", "attention without subgroups", "attention on the tensor cores"};
+    expect_close(download_floats(dev, ob, q.size()), want, variant == 2 ? 3e-3f : 2e-5f, what[variant], variant == 2);
   }
   ops.use_subgroups(true);
-  ops.use_direct_attention(false);
   ops.use_coop_attention(true);
 }
 
@@ -729,8 +725,7 @@ TEST(VulkanKernels, DecodeAttentionTakesFreshKeysAsStoreKvThenAttention) {
       for (uint32_t p : {0u, static_cast<uint32_t>(c.positions / 2), static_cast<uint32_t>(c.positions - 1)}) {
         SCOPED_TRACE("heads " + std::to_string(c.n_heads) + "/" + std::to_string(c.n_kv_heads) + " hd " +
                      std::to_string(c.hd) + " position " + std::to_string(p) + (half_split ? " neox" : "") +
-                     (norms ? " qk norms" : "") + (half_split ? ", cache read directly" : ""));
-        ops.use_direct_attention(half_split);
+                     (norms ? " qk norms" : ""));
         const int64_t kvd = c.n_kv_heads * c.hd, qd = c.n_heads * c.hd;
         const Ops::KvLayout kv{c.n_kv_heads, c.hd, c.positions + 3};
         std::vector<uint16_t> cache(static_cast<size_t>(2 * kv.capacity * kvd));
@@ -782,7 +777,6 @@ TEST(VulkanKernels, DecodeAttentionTakesFreshKeysAsStoreKvThenAttention) {
           expect_close(got, want, 1e-3f, i == 0 ? "k cache" : "v cache");  // one f16 rounding step at most
         }
       }
-  ops.use_direct_attention(false);
 }
 
 TEST(VulkanKernels, RefusesWhatNoKernelReads) {

@@ -70,8 +70,6 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   const char* ca = std::getenv("MINNOW_VULKAN_COOPATTN");
   coop_attention_ = ca == nullptr || std::strcmp(ca, "0") != 0;
   if (const char* wf = std::getenv("MINNOW_VULKAN_WIDE_FROM")) wide_rows_groups_ = std::max(0L, std::atol(wf));
-  const char* at = std::getenv("MINNOW_VULKAN_ATTN");
-  direct_attention_ = at != nullptr && std::strcmp(at, "direct") == 0;
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
@@ -396,7 +394,7 @@ void Ops::attention(Stream& s, const Buffer& q, const Buffer& k_cache, const Buf
   const Buffer* sin = fresh != nullptr ? fresh->sin : &q;
   const Buffer* q_norm = fresh != nullptr && fresh->q_norm != nullptr ? fresh->q_norm : &q;
   const Buffer* k_norm = fresh != nullptr && fresh->k_norm != nullptr ? fresh->k_norm : &q;
-  s.dispatch(kernel(!subgroups_ ? "attention_nosg" : direct_attention_ ? "attention_direct" : "attention", 12, sizeof push),
+  s.dispatch(kernel(subgroups_ ? "attention" : "attention_nosg", 12, sizeof push),
              {&q, &k_cache, &v_cache, &pos, &out, &part, k, v, cos, sin, q_norm, k_norm}, &push, heads, tokens,
              static_cast<uint32_t>(splits));
 }

@@ -75,9 +75,6 @@ class Ops {
   // 128 and 256 where the device has NV cooperative matrices: 1.2-1.8x faster prompts on an
   // H100 (docs/vulkan.md). MINNOW_VULKAN_COOPATTN=0 keeps the plain kernel (for timing).
   void use_coop_attention(bool on) { coop_attention_ = on; }
-  // Decode attention reads keys and values straight from the cache instead of staging each
-  // tile in shared memory (MINNOW_VULKAN_ATTN=direct; not yet timed on a GPU).
-  void use_direct_attention(bool on) { direct_attention_ = on; }
   // Decode attention given the fresh keys (FreshKv) instead of QK norms + store_kv before it:
   // two barriers a layer fewer; 2-6% faster decode on an H100 (2026-12-06, docs/vulkan.md).
   // MINNOW_VULKAN_DECODE=store: the KV-write pass; =norms-apart: the QK norms in their own
@@ -205,7 +202,7 @@ class Ops {
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_attention_ = true, direct_attention_ = false, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
+  bool subgroups_, coopmat_, coop_attention_ = true, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
   Matvec matvec_ = Matvec::Auto;
   CoopTiles coop_tiles_ = CoopTiles::Auto;
   int64_t wide_tiles_min_ = kWideTilesMin;

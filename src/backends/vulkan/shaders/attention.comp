@@ -1,11 +1,10 @@
 #version 450
 // Attention of one query head of one token over the f16 cache: positions lo..pos[t] of
-// its KV head, in tiles of 32 with an online softmax. Each tile's keys and then values are
-// staged in shared memory with coalesced loads; with DIRECT (MINNOW_VULKAN_ATTN=direct, not
-// yet timed on a GPU) they are read straight from the cache into registers instead, each
-// thread's loads independent of one another (scores: 32 positions x 2 halves of a row, a
-// thread each; values: a word of two dimensions a thread for all 32 positions), with no
-// loop of dependent loads and two barriers fewer a tile. One workgroup per (head, token,
+// its KV head, in tiles of 32 with an online softmax. Keys and values are read straight from
+// the cache into registers, each thread's loads independent of one another (scores: 32
+// positions x 2 halves of a row, a thread each; values: a word of two dimensions a thread
+// for all 32 positions). Staging each tile in shared memory first (coalesced loads, two more
+// barriers a tile) made decode 10-30% slower on an H100 (docs/vulkan.md). One workgroup per (head, token,
 // split): with n_splits > 1 the positions are cut into chunks, each workgroup writes its
 // chunk's maximum, sum and unnormalized output to `part`, and the last of the (head, token)'s
 // workgroups to finish (a counter in `part`) combines them (short prompts and decode would
@@ -59,12 +58,6 @@ const uint kMaxHeadDim = 256u, kTile = 32u;
 shared float qs[kMaxHeadDim];
 // With fresh: the token's own key and value row (f16 pairs), read in place of the cache's.
 shared uint fresh_k[kMaxHeadDim / 2u], fresh_v[kMaxHeadDim / 2u];
-#if !defined(DIRECT)
-// A tile's keys and its values (from kTileWords on): kTile rows of hd / 2 words (f16 pairs)
-// each, one spare word a row so that threads reading a column of rows hit different banks.
-const uint kTileWords = kTile * (kMaxHeadDim / 2u + 1u);
-shared uint tile_words[2u * kTileWords];
-#endif
 shared float scores[kTile];
 shared float red[64];
 const uint kMaxSplits = 512u;
@@ -135,24 +128,6 @@ float rotated(bool from_q, uint base, uint e) {
 // With fresh: the position whose row comes from k and v (none otherwise).
 uint fresh_pos = 0xffffffffu;
 
-#if !defined(DIRECT)
-// Rows tile..tile+n-1 of one head's keys or values into tile_words; neighbouring threads
-// read neighbouring words (the rows of consecutive positions are row_words apart). The
-// fresh row is copied after, in a loop of its own: a call inside this one kept the
-// compiler from issuing its loads together (decode attention took twice as long on an H100).
-void stage(uint base, uint tile, uint n, uint half_hd, uint lid, bool values) {
-  const uint stride = half_hd + 1u, to = values ? kTileWords : 0u;
-  for (uint i = lid; i < n * half_hd; i += 64u) {
-    const uint j = i / half_hd, w = i - j * half_hd;
-    const uint at = base + (tile + j) * p.row_words + w;
-    if (tile + j != fresh_pos) tile_words[to + j * stride + w] = values ? vc[at] : kc[at];
-  }
-  if (fresh_pos - tile >= n) return;  // not in this tile (unsigned: before it too)
-  const uint j = fresh_pos - tile;
-  for (uint w = lid; w < half_hd; w += 64u) tile_words[to + j * stride + w] = values ? fresh_v[w] : fresh_k[w];
-}
-#endif
-
 void main() {
   const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y, split = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint kvh = h / (p.n_heads / p.n_kv_heads);
@@ -201,15 +176,6 @@ void main() {
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
     float dot = 0.0;
-#if !defined(DIRECT)
-    stage(head_words, tile, n, half_hd, lid, false);
-    barrier();
-    if (jj < n)
-      for (uint w = w_begin; w < w_end; ++w) {
-        const vec2 k2 = unpackHalf2x16(tile_words[jj * (half_hd + 1u) + w]);
-        dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
-      }
-#else
     if (jj < n && tile + jj == fresh_pos)
       for (uint w = w_begin; w < w_end; ++w) {
         const vec2 k2 = unpackHalf2x16(fresh_k[w]);
@@ -222,7 +188,6 @@ void main() {
         dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
       }
     }
-#endif
     red[lid] = dot;
     barrier();
     float s = -1.0 / 0.0;
@@ -237,17 +202,6 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-#if !defined(DIRECT)
-    stage(head_words, tile, n, half_hd, lid, true);
-    barrier();
-    for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
-      const uint w = lid + 64u * c;
-      if (w >= half_hd) break;
-      vec2 a = acc[c] * factor;
-      for (uint j = 0u; j < n; ++j) a += scores[j] * unpackHalf2x16(tile_words[kTileWords + j * (half_hd + 1u) + w]);
-      acc[c] = a;
-    }
-#else
     // The cache's rows but the fresh one (jf; n when not in this tile), then that one.
     const uint jf = min(fresh_pos - tile, n);  // unsigned: n for positions before the tile too
     for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
@@ -260,8 +214,7 @@ void main() {
       if (jf < n) a += scores[jf] * unpackHalf2x16(fresh_v[w]);
       acc[c] = a;
     }
-#endif
-    barrier();  // scores[] (and tile_words) are rewritten by the next tile
+    barrier();  // scores[] is rewritten by the next tile
   }
   if (used == 1u) {
     for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
