@@ -1,12 +1,13 @@
 // What the SIMD sgemm kernels (kernels/ops.hpp) share around their own register tiles:
 // the dense form's row pointers, and the loop nest of sgemm_rows: k in blocks of 128 (a
-// strip of B, 128 x kCols floats, stays in L1 while every row block passes over it; a
+// strip of B, 128 x kCols floats, packed, stays in L1 while every row block passes over it; a
 // later block resumes the sums stored in C, so each output stays one fused multiply-add
 // chain in k order, and only the last applies the epilogue), column strips of kCols, row
 // blocks of kRows, then the leftover rows as one block of their own count.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,20 +23,38 @@ struct KBlock {
 // tile(std::integral_constant<int, R>, a, b, j, w, c, kb, row0) computes rows row0 ..
 // row0 + R of columns [j, j + w) (w <= kCols) into c (row row0 at c), reading A from a
 // (row row0 at a, k0 applied) and B's rows from b (k0 applied).
+// Where several row blocks pass over a strip, the k block's rows are first copied whole into
+// one contiguous panel (rows a little longer than n, so that they spread over L1's sets): B's
+// rows may lie anywhere (a convolution's taps, planes apart), and strips of scattered rows
+// were fetched from L2 again by each row block. The tiles read the panel: the same sums.
 template <int kRows, int kCols, class Tile>
 void sgemm_blocked(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
                    int64_t k, Tile&& tile) {
   constexpr int64_t kKc = 128;
+  thread_local std::vector<float> panel;
+  thread_local std::vector<const float*> panel_rows;
+  const bool pack = m >= 2 * kRows && n <= 1024;
+  const int64_t ld = (n + 15) / 16 * 16 + 16;
+  if (pack) {
+    panel.resize(static_cast<size_t>(kKc * ld));
+    panel_rows.resize(kKc);
+    for (int64_t p = 0; p < kKc; ++p) panel_rows[static_cast<size_t>(p)] = panel.data() + p * ld;
+  }
   for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
     const KBlock kb{std::min(kKc, k - k0), k0 > 0, k0 + kKc >= k};
+    const float* const* bk = b + k0;
+    if (pack) {
+      for (int64_t p = 0; p < kb.k; ++p) std::memcpy(panel.data() + p * ld, b[k0 + p], static_cast<size_t>(n) * sizeof(float));
+      bk = panel_rows.data();
+    }
     for (int64_t j = 0; j < n; j += kCols) {
       const int64_t w = std::min<int64_t>(kCols, n - j);
       int64_t i = 0;
       for (; i + kRows <= m; i += kRows)
-        tile(std::integral_constant<int, kRows>{}, a + i * lda + k0, b + k0, j, w, c + i * ldc, kb, i);
+        tile(std::integral_constant<int, kRows>{}, a + i * lda + k0, bk, j, w, c + i * ldc, kb, i);
       // The leftover rows, 1 .. kRows - 1, as one tile of that height.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((m - i == R + 1 ? tile(std::integral_constant<int, R + 1>{}, a + i * lda + k0, b + k0, j, w, c + i * ldc, kb, i)
+        ((m - i == R + 1 ? tile(std::integral_constant<int, R + 1>{}, a + i * lda + k0, bk, j, w, c + i * ldc, kb, i)
                          : void()),
          ...);
       }(std::make_integer_sequence<int, kRows - 1>{});
@@ -43,20 +62,10 @@ void sgemm_blocked(const float* a, int64_t lda, const float* const* b, float* c,
   }
 }
 
-// B's k rows as pointers. A strided B (a block of a convolution's channels x pixels: rows
-// thousands of bytes apart) is first copied into contiguous rows when enough rows of A
-// will reuse it: strided rows fall into few L1 sets and evict each other (rec's 240 x 240
-// pointwise convolutions ran at half speed).
-inline const float* const* dense_rows(const float* b, int64_t ldb, int64_t n, int64_t k, int64_t m) {
+// B's k rows as pointers (sgemm_blocked packs them into panels where rows reuse them).
+inline const float* const* dense_rows(const float* b, int64_t ldb, int64_t k) {
   thread_local std::vector<const float*> rows;
-  thread_local std::vector<float> copy;
   rows.resize(static_cast<size_t>(std::max<int64_t>(k, 1)));
-  if (m >= 16 && ldb > n && n > 0) {
-    copy.resize(static_cast<size_t>(k * n));
-    for (int64_t p = 0; p < k; ++p) std::copy_n(b + p * ldb, n, copy.data() + p * n);
-    b = copy.data();
-    ldb = n;
-  }
   for (int64_t p = 0; p < k; ++p) rows[p] = b + p * ldb;
   return rows.data();
 }

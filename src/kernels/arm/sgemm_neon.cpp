@@ -86,7 +86,7 @@ void sgemm_rows_neon(const float* a, int64_t lda, const float* const* b, float* 
 
 void sgemm_neon(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k, const Epilogue& e) {
-  sgemm_rows_neon(a, lda, dense_rows(b, ldb, n, k, m), c, ldc, m, n, k, e);
+  sgemm_rows_neon(a, lda, dense_rows(b, ldb, k), c, ldc, m, n, k, e);
 }
 
 // Four outputs of stride S at x + o * S (vld2 splits even and odd lanes for S = 2).

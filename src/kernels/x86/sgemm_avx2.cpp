@@ -147,7 +147,7 @@ void sgemm_rows_avx2(const float* a, int64_t lda, const float* const* b, float* 
 
 void sgemm_avx2(const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t m, int64_t n,
                 int64_t k, const Epilogue& e) {
-  sgemm_rows_avx2(a, lda, dense_rows(b, ldb, n, k, m), c, ldc, m, n, k, e);
+  sgemm_rows_avx2(a, lda, dense_rows(b, ldb, k), c, ldc, m, n, k, e);
 }
 
 namespace {
