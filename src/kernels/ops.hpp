@@ -184,6 +184,9 @@ struct KernelTable {
   // out[i] = GELU(x[i]) = x/2 (1 + erf(x / sqrt 2)), the exact form (BERT's "gelu"); out may
   // be x. SIMD versions within 1e-6 of the scalar one's std::erf (relative, or absolute near 0).
   void (*gelu_erf)(const float* x, float* out, int64_t n);
+  // out[i] = 1 / (1 + e^-x[i]) (ONNX's Sigmoid); out may be x. SIMD versions within 1e-6 of
+  // the scalar one (relative, or absolute near 0).
+  void (*sigmoid)(const float* x, float* out, int64_t n);
   // --- end of the element-wise kernels
   // y[i] += a * x[i] over an f16 row (attention's weighted sum of an f16 value cache).
   void (*axpy_f16)(float a, const uint16_t* x, float* y, int64_t n);

@@ -140,7 +140,24 @@ void exp_neon(const float* x, float* y, int64_t n) {
   std::copy(tail, tail + (n - i), y + i);
 }
 
+// Mirrors sigmoid_avx2.
+void sigmoid_neon(const float* x, float* out, int64_t n) {
+  const F32x8 one = F32x8::broadcast(1.0f), minus = F32x8::broadcast(-1.0f);
+  auto sigmoid8 = [&](F32x8 v) {
+    const F32x8 den = one + exp_ps(minus * v);
+    return F32x8{vdivq_f32(one.lo, den.lo), vdivq_f32(one.hi, den.hi)};
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) sigmoid8(F32x8::load(x + i)).store(out + i);
+  if (i == n) return;
+  float tail[8] = {};
+  std::copy(x + i, x + n, tail);
+  sigmoid8(F32x8::load(tail)).store(tail);
+  std::copy(tail, tail + (n - i), out + i);
+}
+
 void set_neon_elementwise(KernelTable& t) {
+  t.sigmoid = sigmoid_neon;
   t.rmsnorm = rmsnorm_neon;
   t.rope = rope_neon;
   t.rope_store_kv_f16 = rope_store_kv_f16_neon;

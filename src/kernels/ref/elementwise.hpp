@@ -11,5 +11,6 @@ void rope_store_kv_f16_ref(const float* k, const float* v, int64_t n_heads, int6
 void glu_silu_ref(const float* gate, const float* up, float* out, int64_t n);
 void glu_gelu_tanh_ref(const float* gate, const float* up, float* out, int64_t n);
 void gelu_erf_ref(const float* x, float* out, int64_t n);
+void sigmoid_ref(const float* x, float* out, int64_t n);
 
 }  // namespace minnow::kernels

@@ -308,6 +308,7 @@ const KernelTable& ref_kernels() {
                              .glu_silu = glu_silu_ref,
                              .glu_gelu_tanh = glu_gelu_tanh_ref,
                              .gelu_erf = gelu_erf_ref,
+                             .sigmoid = sigmoid_ref,
                              .axpy_f16 = axpy_f16_ref,
                              .attn_scores_f16 = attn_scores_f16_ref,
                              .attn_values_f16 = attn_values_f16_ref,

@@ -380,6 +380,7 @@ const KernelTable& avx2_kernels() {
                              .glu_silu = glu_silu_avx2,
                              .glu_gelu_tanh = glu_gelu_tanh_avx2,
                              .gelu_erf = gelu_erf_avx2,
+                             .sigmoid = sigmoid_avx2,
                              .axpy_f16 = axpy_f16_avx2,
                              .attn_scores_f16 = attn_scores_f16_avx2,
                              .attn_values_f16 = attn_values_f16_avx2,

@@ -11,6 +11,7 @@ void rope_store_kv_f16_avx2(const float* k, const float* v, int64_t n_heads, int
 void glu_silu_avx2(const float* gate, const float* up, float* out, int64_t n);
 void glu_gelu_tanh_avx2(const float* gate, const float* up, float* out, int64_t n);
 void gelu_erf_avx2(const float* x, float* out, int64_t n);
+void sigmoid_avx2(const float* x, float* out, int64_t n);
 
 // y[i] = e^x[i] by the activations' vectorized exp (exposed for its accuracy test).
 void exp_avx2(const float* x, float* y, int64_t n);

@@ -195,6 +195,20 @@ void gelu_erf_avx2(const float* x, float* out, int64_t n) {
   std::copy(tail, tail + (n - i), out + i);
 }
 
+// 1 / (1 + e^-x): exp_ps saturates at both ends of its range, so the quotient goes to 0
+// and 1 without NaN; the last few values through the same polynomial, zero-padded.
+void sigmoid_avx2(const float* x, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), minus = _mm256_set1_ps(-1.0f);
+  auto sigmoid8 = [&](__m256 v) { return _mm256_div_ps(one, _mm256_add_ps(one, exp_ps(_mm256_mul_ps(minus, v)))); };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, sigmoid8(_mm256_loadu_ps(x + i)));
+  if (i == n) return;
+  float tail[8] = {};
+  std::copy(x + i, x + n, tail);
+  _mm256_storeu_ps(tail, sigmoid8(_mm256_loadu_ps(tail)));
+  std::copy(tail, tail + (n - i), out + i);
+}
+
 void exp_avx2(const float* x, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_ps(_mm256_loadu_ps(x + i)));

@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
+#include "kernels/ops.hpp"
 #include "onnx/ops/broadcast.hpp"
 #include "onnx/ops/op.hpp"
 
@@ -273,7 +275,28 @@ void map_unary(const Tensor& x, Tensor& y, OpContext& ctx, F f) {
   }
 
 MINNOW_FLOAT_UNARY(relu, v > 0 ? v : T(0))
-MINNOW_FLOAT_UNARY(sigmoid, v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v)))
+// Sigmoid: floats through the kernel table's vectorized sigmoid (a 736 x 736 map took 7 ms
+// one std::exp at a time), in chunks over the pool; doubles by the formula.
+void run_sigmoid(const Node& n, std::span<const Tensor* const> in, std::span<Tensor* const> out, OpContext& ctx) {
+  const Tensor& x = need(n, in, 0);
+  float_type(n, x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float>) {
+      Tensor& y = *out[0];
+      y.resize(x.dtype(), x.shape());
+      const float* px = x.data<float>();
+      float* py = y.data<float>();
+      const int64_t size = x.size(), chunk = 16384, chunks = (size + chunk - 1) / chunk;
+      const auto& kt = kernels::active();
+      auto run = [&](int64_t c, int) { kt.sigmoid(px + c * chunk, py + c * chunk, std::min(chunk, size - c * chunk)); };
+      if (ctx.pool && chunks > 1) ctx.pool->parallel_for(chunks, run);
+      else
+        for (int64_t c = 0; c < chunks; ++c) run(c, 0);
+    } else {
+      map_unary<T>(x, *out[0], ctx, [](T v) -> T { return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v)); });
+    }
+  });
+}
 MINNOW_FLOAT_UNARY(tanh, std::tanh(v))
 MINNOW_FLOAT_UNARY(exp, std::exp(v))
 MINNOW_FLOAT_UNARY(log, std::log(v))
