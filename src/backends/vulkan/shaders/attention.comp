@@ -24,7 +24,6 @@
 layout(local_size_x = 64) in;
 layout(binding = 0, std430) readonly buffer Q { float q[]; };
 layout(binding = 1, std430) readonly buffer KCache { uint kc[]; };
-layout(binding = 1, std430) readonly buffer KCache4 { uvec4 kc4[]; };  // the same, 8 halves at a time
 layout(binding = 2, std430) readonly buffer VCache { uint vc[]; };
 // The same caches for fresh's one writer (readonly views keep the reads on the read-only path).
 layout(binding = 1, std430) writeonly buffer KCacheOut { uint kc_out[]; };
@@ -61,7 +60,6 @@ shared float qs[kMaxHeadDim];
 shared uint fresh_k[kMaxHeadDim / 2u], fresh_v[kMaxHeadDim / 2u];
 shared float scores[kTile];
 shared float red[64];
-shared vec2 value_sums[64];  // the value groups' sums (short heads)
 const uint kMaxSplits = 512u;
 shared float weight[kMaxSplits];  // the merge's: split s's share exp(m_s - m), 0 when empty
 shared bool merging;
@@ -170,43 +168,27 @@ void main() {
   barrier();  // qs, fresh_k, fresh_v
 
   float m = -1.0 / 0.0, l = 0.0;
-  // Value phase: word vw (+ 64 c: dimensions 2 w, 2 w + 1) of the tile's positions vg,
-  // vg + groups, ...: heads of up to 64 dimensions leave no thread idle so, their groups'
-  // sums added at the end.
-  const uint groups = half_hd <= 32u && 64u % half_hd == 0u ? 64u / half_hd : 1u;
-  const uint vw = lid % (64u / groups), vg = lid / (64u / groups);
-  vec2 acc[kMaxHeadDim / 128u];
+  vec2 acc[kMaxHeadDim / 128u];  // words lid, lid + 64: dimensions 2 w, 2 w + 1
   for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) acc[c] = vec2(0.0);
-  // Score phase: position lid % 32 of the tile, the first or second half of its words; 8
-  // halves a load where the halves of a row are whole 16-byte words (hd a multiple of 16:
-  // the rows start at multiples of 4 words).
+  // Score phase: position lid % 32 of the tile, the first or second half of its words.
   const uint jj = lid & 31u, half_words = (half_hd + 1u) / 2u;
   const uint w_begin = (lid >> 5) * half_words, w_end = min(half_hd, w_begin + half_words);
-  const bool wide_loads = hd % 16u == 0u;
   for (uint tile = first; tile <= last; tile += kTile) {
     const uint n = min(kTile, last + 1u - tile);
-    float score = 0.0;
+    float dot = 0.0;
     if (jj < n && tile + jj == fresh_pos)
       for (uint w = w_begin; w < w_end; ++w) {
         const vec2 k2 = unpackHalf2x16(fresh_k[w]);
-        score += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
+        dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
       }
-    else if (jj < n && wide_loads) {
-      const uint at = (head_words + (tile + jj) * p.row_words) >> 2;
-      for (uint w = w_begin; w < w_end; w += 4u) {
-        const uvec4 k8 = kc4[at + (w >> 2)];
-        const uint e = 2u * w;
-        score += dot(vec4(unpackHalf2x16(k8.x), unpackHalf2x16(k8.y)), vec4(qs[e], qs[e + 1u], qs[e + 2u], qs[e + 3u])) +
-               dot(vec4(unpackHalf2x16(k8.z), unpackHalf2x16(k8.w)), vec4(qs[e + 4u], qs[e + 5u], qs[e + 6u], qs[e + 7u]));
-      }
-    } else if (jj < n) {
+    else if (jj < n) {
       const uint at = head_words + (tile + jj) * p.row_words;
       for (uint w = w_begin; w < w_end; ++w) {
         const vec2 k2 = unpackHalf2x16(kc[at + w]);
-        score += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
+        dot += qs[2u * w] * k2.x + qs[2u * w + 1u] * k2.y;
       }
     }
-    red[lid] = score;
+    red[lid] = dot;
     barrier();
     float s = -1.0 / 0.0;
     if (lid < n) {
@@ -220,31 +202,24 @@ void main() {
     const float factor = exp(m - m_new);  // 0 on the first tile (m = -inf)
     l = l * factor + reduce_sum(e, lid);  // its barriers also publish scores[]
     m = m_new;
-    // The group's cache rows before the fresh one (jf; n when not in this tile), those
-    // after it (from j1, the group's first past jf), then that one.
+    // The cache's rows but the fresh one (jf; n when not in this tile), then that one.
     const uint jf = min(fresh_pos - tile, n);  // unsigned: n for positions before the tile too
-    const uint j1 = jf + 1u + (vg + groups - (jf + 1u) % groups) % groups;
     for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
-      const uint w = vw + 64u * c;
+      const uint w = lid + 64u * c;
       if (w >= half_hd) break;
       vec2 a = acc[c] * factor;
       const uint at = head_words + tile * p.row_words + w;
-      for (uint j = vg; j < jf; j += groups) a += scores[j] * unpackHalf2x16(vc[at + j * p.row_words]);
-      for (uint j = j1; j < n; j += groups) a += scores[j] * unpackHalf2x16(vc[at + j * p.row_words]);
-      if (jf < n && jf % groups == vg) a += scores[jf] * unpackHalf2x16(fresh_v[w]);
+      for (uint j = 0u; j < jf; ++j) a += scores[j] * unpackHalf2x16(vc[at + j * p.row_words]);
+      for (uint j = jf + 1u; j < n; ++j) a += scores[j] * unpackHalf2x16(vc[at + j * p.row_words]);
+      if (jf < n) a += scores[jf] * unpackHalf2x16(fresh_v[w]);
       acc[c] = a;
     }
     barrier();  // scores[] is rewritten by the next tile
   }
-  if (groups > 1u) {  // one word a thread (c = 0): group 0 adds the others' sums
-    value_sums[lid] = acc[0];
-    barrier();
-    for (uint g = 1u; g < groups && vg == 0u; ++g) acc[0] += value_sums[g * half_hd + vw];
-  }
   if (used == 1u) {
     for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
-      const uint w = vw + 64u * c;
-      if (vg == 0u && w < half_hd) o[qbase + 2u * w] = acc[c].x / l, o[qbase + 2u * w + 1u] = acc[c].y / l;
+      const uint w = lid + 64u * c;
+      if (w < half_hd) o[qbase + 2u * w] = acc[c].x / l, o[qbase + 2u * w + 1u] = acc[c].y / l;
     }
     return;
   }
@@ -252,8 +227,8 @@ void main() {
   const uint pbase = base + split * pstride;
   if (lid == 0u) part[pbase] = floatBitsToUint(m), part[pbase + 1u] = floatBitsToUint(l);
   for (uint c = 0u; c < kMaxHeadDim / 128u; ++c) {
-    const uint w = vw + 64u * c;
-    if (vg == 0u && w < half_hd) part[pbase + 2u + 2u * w] = floatBitsToUint(acc[c].x), part[pbase + 3u + 2u * w] = floatBitsToUint(acc[c].y);
+    const uint w = lid + 64u * c;
+    if (w < half_hd) part[pbase + 2u + 2u * w] = floatBitsToUint(acc[c].x), part[pbase + 3u + 2u * w] = floatBitsToUint(acc[c].y);
   }
   // Publish this split, then count it: the workgroup that counts last merges.
   memoryBarrierBuffer();
