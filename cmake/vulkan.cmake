@@ -52,7 +52,7 @@ foreach(type F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K)
         "matvec_sb_${v}${lower}_nosg matvec_sb.comp TYPE_${type} ${vdefs}"
         "matvec_sb_${v}${lower}_t32 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS32 ${vdefs}")
     endforeach()
-    foreach(v "" "glu_" "wide_" "glu_wide_")  # 2 (or with WIDE 8) rows in 128 threads
+    foreach(v "" "glu_")  # 2 rows in 128 threads
       string(REPLACE "_" " " vdefs "${v}")
       string(TOUPPER "${vdefs}" vdefs)
       list(APPEND MINNOW_VULKAN_KERNELS "matvec_sb_${v}${lower}_t128 matvec_sb.comp TYPE_${type} SUBGROUPS THREADS128 ${vdefs}")

@@ -145,12 +145,10 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     // 16 lanes a super-block (matvec_sb.comp, K-quants; the other types take units): widths
     // of one and of several blocks a slot, odd row counts, 32, 64 and 128 threads, 1, 2 and 8
     // rows a workgroup, with subgroups and through shared memory (128 threads: subgroups
-    // only), the units kernel on K-quant rows, and the default's choice; threads in slices
-    // where the rows are short (matvec_rows.glsl), but for the 32-thread kernel.
+    // only), the units kernel on K-quant rows, and the default's choice.
     for (Ops::Matvec m : {Ops::Matvec::Units, Ops::Matvec::Blocks, Ops::Matvec::Blocks32, Ops::Matvec::Blocks128,
-                          Ops::Matvec::Blocks128Wide, Ops::Matvec::Auto}) {
+                          Ops::Matvec::Auto}) {
       ops.use_matvec(m);
-      ops.slice_rows(m != Ops::Matvec::Blocks32);
       for (bool subgroups : {true, false}) {
         ops.use_subgroups(subgroups);
         for (int64_t cols : widths)
@@ -162,7 +160,6 @@ TEST(VulkanKernels, MatmulEveryTypeManyShapes) {
     }
     ops.use_subgroups(true);
     ops.use_matvec(Ops::Matvec::Auto);
-    ops.slice_rows(true);
   }
 }
 
@@ -498,18 +495,17 @@ TEST(VulkanKernels, GluMatmulMatchesGateAndUp) {
     DeviceMatrix gu = ops.upload_stacked({t, g.data(), ff, cols, row_bytes}, {t, u.data(), ff, cols, row_bytes});
     for (int64_t n_tokens : {1, 2, 5})
       for (bool gelu : {false, true})
-        for (int variant = 0; variant < 9; ++variant) {
+        for (int variant = 0; variant < 8; ++variant) {
           // wide: 4 rows of each matrix a workgroup; blocks: 16 lanes a super-block (matvec_sb.comp)
           const bool subgroups = variant != 1 && variant != 4, wide = variant == 2 || variant >= 5, blocks = variant >= 3;
           SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(n_tokens) + " tokens" + (gelu ? ", gelu" : ", silu") +
                        (subgroups ? "" : ", no subgroups") + (wide ? ", wide" : "") + (blocks ? ", blocks" : "") +
-                       (variant == 6 ? ", 32 threads" : variant >= 7 ? ", 128 threads" : ""));
+                       (variant == 6 ? ", 32 threads" : variant == 7 ? ", 128 threads" : ""));
           ops.use_subgroups(subgroups);
           ops.wide_rows_from(wide ? 0 : Ops::kWideRowsGroups);
           ops.use_matvec(!blocks                ? Ops::Matvec::Units
                          : variant == 6 ? Ops::Matvec::Blocks32
                          : variant == 7 ? Ops::Matvec::Blocks128
-                         : variant == 8 ? Ops::Matvec::Blocks128Wide
                                         : Ops::Matvec::Blocks);
           // Inputs scaled so the products are near 1: the check is relative to the result.
           const std::vector<float> x = random_floats(static_cast<size_t>(n_tokens * cols), rng, 1.0f / std::sqrt(float(cols)));

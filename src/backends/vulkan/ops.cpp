@@ -49,19 +49,6 @@ uint32_t to_u32(int64_t v, const char* what) {
   return static_cast<uint32_t>(v);
 }
 
-// Slices for a matrix-vector kernel whose `threads` (or slots) stride over `work` items a
-// row, with `rows` rows a workgroup (matvec_rows.glsl): the fewest that keep the most of
-// them busy (a power of two dividing both).
-int64_t matvec_slices(int64_t work, int64_t threads, int64_t rows) {
-  int64_t best = 1, best_busy = 0;  // per mille of the threads' turns that have an item
-  for (int64_t s = 1; s <= rows && threads % s == 0 && rows % s == 0; s *= 2) {
-    const int64_t t = threads / s, turns = (work + t - 1) / t;
-    const int64_t busy = 1000 * work / (t * turns);
-    if (busy > best_busy) best = s, best_busy = busy;
-  }
-  return best;
-}
-
 }  // namespace
 
 bool matmul_supported(DType t) { return kernel_type(t) != nullptr; }
@@ -76,7 +63,6 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   if (mv != nullptr && std::strcmp(mv, "blocks") == 0) matvec_ = Matvec::Blocks;
   if (mv != nullptr && std::strcmp(mv, "blocks32") == 0) matvec_ = Matvec::Blocks32;
   if (mv != nullptr && std::strcmp(mv, "blocks128") == 0) matvec_ = Matvec::Blocks128;
-  if (mv != nullptr && std::strcmp(mv, "blocks128wide") == 0) matvec_ = Matvec::Blocks128Wide;
   const char* dec = std::getenv("MINNOW_VULKAN_DECODE");
   fresh_kv_ = dec == nullptr || std::strcmp(dec, "store") != 0;
   fresh_qk_norms_ = dec == nullptr || std::strcmp(dec, "norms-apart") != 0;
@@ -84,8 +70,6 @@ Ops::Ops(Device& dev) : dev_(dev), subgroups_(dev.info().subgroup_arithmetic), c
   const char* ca = std::getenv("MINNOW_VULKAN_COOPATTN");
   coop_attention_ = ca == nullptr || std::strcmp(ca, "0") != 0;
   if (const char* wf = std::getenv("MINNOW_VULKAN_WIDE_FROM")) wide_rows_groups_ = std::max(0L, std::atol(wf));
-  const char* sl = std::getenv("MINNOW_VULKAN_SLICES");
-  slice_rows_ = sl == nullptr || std::strcmp(sl, "0") != 0;
   const char* pn = std::getenv("MINNOW_VULKAN_POSTNORM");
   fold_post_norms_ = pn == nullptr || std::strcmp(pn, "pass") != 0;
 }
@@ -185,7 +169,7 @@ void Ops::matmul_to(Stream& s, const DeviceMatrix& w, const Buffer& x, const Out
   const uint32_t flags = (bias != nullptr ? kAddBias : 0u) | (accumulate ? kAccumulate : 0u);
   if (n_tokens < kTiledMinTokens) {
     const MatvecPlan plan = matvec_plan(w, false, w.rows / 8 >= wide_rows_groups_);
-    product(s, plan.kernel, w, x, out, n_tokens, plan.rows_per_group, 1, bias, flags, norm, plan.slices);
+    product(s, plan.kernel, w, x, out, n_tokens, plan.rows_per_group, 1, bias, flags, norm);
     return;
   }
   if (norm != nullptr) throw Error("vulkan: a norm folded into a matmul of " + std::to_string(n_tokens) + " tokens");
@@ -211,7 +195,7 @@ void Ops::glu_matmul(Stream& s, const DeviceMatrix& gate_up, const Buffer& x, Bu
   if (n_tokens < kTiledMinTokens) {
     const MatvecPlan plan = matvec_plan(gate_up, true, ff / 4 >= wide_rows_groups_);
     product(s, plan.kernel, gate_up, x, {&out, nullptr, nullptr, gate_up.rows, gate_up.rows}, n_tokens, plan.rows_per_group, 1,
-            nullptr, gelu ? kGelu : 0u, norm, plan.slices);
+            nullptr, gelu ? kGelu : 0u, norm);
     return;
   }
   matmul(s, gate_up, x, scratch, n_tokens, nullptr, false, norm);
@@ -227,8 +211,8 @@ Ops::MatvecPlan Ops::matvec_plan(const DeviceMatrix& w, bool glu, bool wide) con
   if (m == Matvec::Auto) m = subgroups_ && (glu || !wide) ? Matvec::Blocks128 : Matvec::Units;
   // matvec_sb.comp addresses the matrix in bytes with 32-bit offsets.
   const bool blocks = m != Matvec::Units && k_quant && w.row_bytes * static_cast<size_t>(w.rows) < (size_t{1} << 32) - 16;
-  const bool t128 = blocks && subgroups_ && (m == Matvec::Blocks128 || m == Matvec::Blocks128Wide);
-  wide = wide && (!t128 || m == Matvec::Blocks128Wide);
+  const bool t128 = blocks && subgroups_ && m == Matvec::Blocks128;
+  wide = wide && !t128;
   // Rows of the matrix (with GLU: of gate, then as many of up) a workgroup takes: matvec_rows.glsl.
   const int64_t rows = wide ? (glu ? 4 : 8) : 2;
   std::string name = std::string(blocks ? "matvec_sb_" : "matvec_") + (glu ? "glu_" : "") + (wide ? "wide_" : "") +
@@ -236,16 +220,14 @@ Ops::MatvecPlan Ops::matvec_plan(const DeviceMatrix& w, bool glu, bool wide) con
   if (!subgroups_) name += "_nosg";
   else if (t128) name += "_t128";
   else if (blocks && m != Matvec::Blocks) name += "_t32";
-  const int64_t threads = !blocks ? 64 : (t128 ? 128 : subgroups_ && m != Matvec::Blocks ? 32 : 64) / 16;
-  const int64_t kernel_rows = glu ? 2 * rows : rows;
-  return {name, kernel_rows, slice_rows_ ? matvec_slices(blocks ? w.cols / 256 : w.cols / 32, threads, kernel_rows) : 1};
+  return {name, glu ? 2 * rows : rows};
 }
 
 // The matrix kernels' dispatch: `rows_per_group` of w's rows and `tokens_per_group` tokens
 // a workgroup.
 void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
                   int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
-                  const InputNorm* norm, int64_t slices) {
+                  const InputNorm* norm) {
   const size_t row_floats = static_cast<size_t>(w.cols), input_floats = static_cast<size_t>(n_tokens * w.cols);
   if (norm != nullptr && norm->gain->size() < row_floats * sizeof(float)) throw Error("vulkan: a norm's gain shorter than the columns");
   const bool residual = norm != nullptr && norm->residual != nullptr;
@@ -256,11 +238,11 @@ void Ops::product(Stream& s, const std::string& name, const DeviceMatrix& w, con
   struct {
     uint32_t rows, cols, row_u16, n_tokens, flags;
     float eps;
-    uint32_t split0, split1, slices;
+    uint32_t split0, split1;
   } push{to_u32(w.rows, "row count"), to_u32(w.cols, "column count"), to_u32(static_cast<int64_t>(w.row_bytes / 2), "row size"),
          to_u32(n_tokens, "token count"), flags | (norm != nullptr ? kNorm : 0u) | (residual ? kResidual : 0u),
          norm != nullptr ? norm->eps : 0.0f,
-         to_u32(out.split0, "row count"), to_u32(out.split1, "row count"), to_u32(slices, "slice count")};
+         to_u32(out.split0, "row count"), to_u32(out.split1, "row count")};
   if (n_tokens > 65535) throw Error("vulkan: more than 65535 tokens in one matmul");
   if (x.size() < static_cast<size_t>(n_tokens * w.cols) * sizeof(float)) throw Error("vulkan: matmul input smaller than the shapes");
   uint32_t gx, gy;

@@ -58,15 +58,9 @@ class Ops {
   // 32-value unit (Units, matvec.comp), or 16 lanes a super-block (matvec_sb.comp) in
   // workgroups of 64, 32 or 128 threads. Auto, the default: 128 threads with subgroups, except
   // units for a non-GLU matrix wide enough for 8 rows a workgroup (an output head). Other
-  // types always take units; tests check all. Blocks128Wide: 128 threads, and 8 rows a
-  // workgroup (4 of gate and 4 of up) where a matrix is wide enough, heads included.
-  // MINNOW_VULKAN_MATVEC=units|blocks|blocks32|blocks128|blocks128wide.
-  enum class Matvec { Auto, Units, Blocks, Blocks32, Blocks128, Blocks128Wide };
+  // types always take units; tests check all. MINNOW_VULKAN_MATVEC=units|blocks|blocks32|blocks128.
+  enum class Matvec { Auto, Units, Blocks, Blocks32, Blocks128 };
   void use_matvec(Matvec m) { matvec_ = m; }
-  // Matrix-vector threads cut into slices, each taking some of the workgroup's rows, where
-  // rows are too short to keep them all busy (matvec_rows.glsl); on by default,
-  // MINNOW_VULKAN_SLICES=0 turns it off (for timing; tests check both).
-  void slice_rows(bool on) { slice_rows_ = on; }
   // Prompt matmuls on the tensor cores (matmul_coop.comp) where the device has NV cooperative
   // matrices, unless MINNOW_VULKAN_COOPMAT=0; off: the FP32 tiles (tests check both).
   void use_coopmat(bool on) { coopmat_ = on && dev_.info().nv_cooperative_matrix; }
@@ -195,21 +189,20 @@ class Ops {
                  bool accumulate, const InputNorm* norm);
   void product(Stream& s, const std::string& name, const DeviceMatrix& w, const Buffer& x, const Outputs& out, int64_t n_tokens,
                int64_t rows_per_group, int64_t tokens_per_group, const Buffer* bias, uint32_t flags,
-               const InputNorm* norm = nullptr, int64_t slices = 1);
+               const InputNorm* norm = nullptr);
   // The matrix-vector kernel for w: "glu_" or "", with `wide` rows a workgroup.
   // A matrix-vector product's kernel and the rows (with GLU: of gate and up together) each
   // of its workgroups takes.
   struct MatvecPlan {
     std::string kernel;
     int64_t rows_per_group;
-    int64_t slices;  // matvec_rows.glsl
   };
   MatvecPlan matvec_plan(const DeviceMatrix& w, bool glu, bool wide) const;
   // From this many tokens on, the tiled matmul (each weight decoded once per 32 tokens).
   static constexpr int64_t kTiledMinTokens = 4;
 
   Device& dev_;
-  bool subgroups_, coopmat_, coop_attention_ = true, slice_rows_ = true, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
+  bool subgroups_, coopmat_, coop_attention_ = true, fresh_kv_ = true, fresh_qk_norms_ = true, fold_post_norms_ = true;
   Matvec matvec_ = Matvec::Auto;
   CoopTiles coop_tiles_ = CoopTiles::Auto;
   int64_t wide_tiles_min_ = kWideTilesMin;

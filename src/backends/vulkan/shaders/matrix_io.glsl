@@ -16,9 +16,6 @@ layout(push_constant) uniform Push {
   uint flags;  // kAddBias: + bias[r]; kAccumulate: y += the result (a residual); kGelu; kNorm; kResidual
   float eps;   // kNorm's (and kResidual's)
   uint split0, split1;  // rows, rows: one output
-  // Matrix-vector kernels: the threads (matvec_sb.comp: slots) cut into this many slices,
-  // slice s taking rows i % slices == s of the workgroup's (matvec_rows.glsl); 0 or 1: none.
-  uint slices;
 } p;
 const uint kAddBias = 1u, kAccumulate = 2u, kGelu = 4u, kNorm = 8u, kResidual = 16u;
 

@@ -1,8 +1,7 @@
 #version 450
 // y[t * rows + r] = W[r] . x[t] for one token t (a few tokens: one each in z). Each
-// workgroup takes kRows rows (2, or 8 with WIDE); its 64 threads (or each slice of them:
-// matvec_rows.glsl) take a row's 32-column units in turn, so neighbouring threads read
-// neighbouring blocks, and the sums are added across the
+// workgroup takes kRows rows (2, or 8 with WIDE); its 64 threads take a row's 32-column units in turn, so
+// neighbouring threads read neighbouring blocks, and the sums are added across the
 // workgroup: subgroup additions where the device has them (SUBGROUPS), else shared memory.
 // With GLU, W is the gate matrix stacked on the up matrix (rows = 2 ff) and the workgroup
 // takes rows r of both: y[t * ff + r] = act(gate . x) * (up . x), the FFN's first half in
@@ -30,22 +29,21 @@ void main() {
   const uint units = p.cols / 32u, xt = (t * p.cols) >> 2;
   const bool norm = (p.flags & kNorm) != 0u;
   const float rscale = residual_scale(t, lid);
-  const uint width = kThreads / slice_count(), slice = lid / width, lane = lid % width;
   for (uint group = first; group < row_groups(); group += gl_NumWorkGroups.x * gl_NumWorkGroups.y) {
     const uint r0 = group * kHalf;
     const bool writer = group == 0u;
     float acc[kRows + 1u];
     for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
-    for (uint u = lane; u < units; u += width) {
-      vec4 xv[8];  // the unit's inputs, read once for all the slice's rows
+    for (uint u = lid; u < units; u += kThreads) {
+      vec4 xv[8];  // the unit's inputs, read once for all rows
       for (uint k = 0u; k < 8u; ++k) xv[k] = input4(xt + u * 8u + k, u * 8u + k, rscale, writer);
       if (norm)
         for (uint k = 0u; k < 8u; ++k) {
-          if (slice == 0u) acc[kRows] += dot(xv[k], xv[k]);
+          acc[kRows] += dot(xv[k], xv[k]);
           xv[k] *= gain4[u * 8u + k];
         }
       for (uint i = 0u; i < kRows; ++i) {
-        if (!row_in(r0, i) || !row_of_slice(i, slice)) continue;
+        if (!row_in(r0, i)) continue;
         vec4 v[8];
         unit_load(row_of(r0, i) * p.row_u16, u, v);
         float a = 0.0;

@@ -23,13 +23,6 @@ const uint kRows = kHalf;
 uint row_of(uint r0, uint i) { return r0 + i; }
 bool row_in(uint r0, uint i) { return r0 + i < p.rows; }
 #endif
-// Slices (p.slices, a power of two dividing kRows and the kernel's threads or slots): short
-// rows leave threads idle when every thread strides over a whole row (a 640-column row has 20
-// 32-value units for 64 threads), so the threads are cut into slices that each take every
-// slices-th row of the workgroup. Threads [s * n / slices, (s + 1) * n / slices) form slice s.
-uint slice_count() { return max(p.slices, 1u); }
-bool row_of_slice(uint i, uint slice) { return i % slice_count() == slice; }
-
 // Groups of kHalf rows (of the gate, and as many of up, with GLU). A workgroup takes
 // groups first, first + its grid's size, ...: one, unless Ops capped the grid.
 uint row_groups() {

@@ -1,8 +1,7 @@
 #version 450
 // y[t * rows + r] = W[r] . x[t] for K-quant rows (256-value super-blocks), one token t in z.
 // The workgroup's threads are slots of 16 lanes; a slot takes one super-block of the
-// workgroup's kRows rows at a time (the slots, or each slice of them: matvec_rows.glsl,
-// stride over the row's super-blocks) and each
+// workgroup's kRows rows at a time (the slots stride over the row's super-blocks) and each
 // lane 16 of its values: neighbouring lanes read neighbouring bytes of the block and of the
 // input, so a subgroup's loads are few and contiguous (matvec.comp's threads each decode a
 // whole 32-value unit, 48 or more bytes apart). Each lane's 16 inputs are read once for all
@@ -90,7 +89,6 @@ void main() {
   const uint first = gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y;
   const uint t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
   const uint slot = lid / kLanes, lane = lid % kLanes;
-  const uint width = kSlots / slice_count(), slice = slot / width, slot_in = slot % width;
   const uint blocks = p.cols / 256u;
   const bool norm = (p.flags & kNorm) != 0u;
   const float rscale = residual_scale(t, lid);
@@ -99,19 +97,19 @@ void main() {
     const bool writer = group == 0u;
     float acc[kRows + 1u];
     for (uint i = 0u; i <= kRows; ++i) acc[i] = 0.0;
-    for (uint sb = slot_in; sb < blocks; sb += width) {
-      vec4 xv[4];  // the lane's 16 inputs, read once for all the slice's rows
+    for (uint sb = slot; sb < blocks; sb += kSlots) {
+      vec4 xv[4];  // the lane's 16 inputs, read once for all rows
       for (uint k = 0u; k < 4u; ++k) {
         const uint col = 256u * sb + x_offset(lane, k);
         xv[k] = input4((t * p.cols + col) >> 2, col >> 2, rscale, writer);
         if (norm) {
-          if (slice == 0u) acc[kRows] += dot(xv[k], xv[k]);
+          acc[kRows] += dot(xv[k], xv[k]);
           xv[k] *= gain4[col >> 2];
         }
       }
       const vec2 xs = vec2(dot(xv[0] + xv[1], vec4(1.0)), dot(xv[2] + xv[3], vec4(1.0)));
       for (uint i = 0u; i < kRows; ++i)
-        if (row_in(r0, i) && row_of_slice(i, slice)) acc[i] += block_dot(2u * row_of(r0, i) * p.row_u16, sb, lane, xv, xs);
+        if (row_in(r0, i)) acc[i] += block_dot(2u * row_of(r0, i) * p.row_u16, sb, lane, xv, xs);
     }
     finish_rows(acc, t, r0, lid, norm);
   }
