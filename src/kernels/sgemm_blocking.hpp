@@ -26,7 +26,8 @@ struct KBlock {
 // Where several row blocks pass over a strip, the k block's rows are first copied whole into
 // one contiguous panel (rows a little longer than n, so that they spread over L1's sets): B's
 // rows may lie anywhere (a convolution's taps, planes apart), and strips of scattered rows
-// were fetched from L2 again by each row block. The tiles read the panel: the same sums.
+// were fetched from L2 again by each row block. Rows that start a few floats after the
+// previous one share its copy. The tiles read the panel: the same sums.
 template <int kRows, int kCols, class Tile>
 void sgemm_blocked(const float* a, int64_t lda, const float* const* b, float* c, int64_t ldc, int64_t m, int64_t n,
                    int64_t k, Tile&& tile) {
@@ -38,13 +39,27 @@ void sgemm_blocked(const float* a, int64_t lda, const float* const* b, float* c,
   if (pack) {
     panel.resize(static_cast<size_t>(kKc * ld));
     panel_rows.resize(kKc);
-    for (int64_t p = 0; p < kKc; ++p) panel_rows[static_cast<size_t>(p)] = panel.data() + p * ld;
   }
   for (int64_t k0 = 0; k0 < k || k0 == 0; k0 += kKc) {
     const KBlock kb{std::min(kKc, k - k0), k0 > 0, k0 + kKc >= k};
     const float* const* bk = b + k0;
     if (pack) {
-      for (int64_t p = 0; p < kb.k; ++p) std::memcpy(panel.data() + p * ld, b[k0 + p], static_cast<size_t>(n) * sizeof(float));
+      // A row that starts 1-8 floats after the one before it (a convolution's next tap in a
+      // row: kw + 1) is read from that row's copy, which is made as much longer.
+      for (int64_t p = 0; p < kb.k;) {
+        const auto at = [&](int64_t i) { return reinterpret_cast<uintptr_t>(b[k0 + i]); };
+        int64_t last = p;
+        // (Each step at most n floats, so the copied span is the rows' own values, no gap.)
+        while (last + 1 < kb.k && at(last + 1) > at(last) && at(last + 1) - at(last) <= n * sizeof(float) &&
+               at(last + 1) - at(p) <= 8 * sizeof(float))
+          ++last;
+        const int64_t extra = static_cast<int64_t>((at(last) - at(p)) / sizeof(float));
+        float* row = panel.data() + p * ld;
+        std::memcpy(row, b[k0 + p], static_cast<size_t>(n + extra) * sizeof(float));
+        for (int64_t i = p; i <= last; ++i)
+          panel_rows[static_cast<size_t>(i)] = row + static_cast<int64_t>((at(i) - at(p)) / sizeof(float));
+        p = last + 1;
+      }
       bk = panel_rows.data();
     }
     for (int64_t j = 0; j < n; j += kCols) {
