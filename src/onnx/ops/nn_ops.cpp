@@ -318,6 +318,8 @@ void conv_by_rows(const float* px, const float* pw, const float* pb, float* py, 
         const float* src = x + ih * IW + cp + sw * j0 - pwd;
         std::fill(out, out + j0, 0.0f);
         if (sw == 1) std::copy(src, src + (j1 - j0), out + j0);
+        else if (sw == 2)  // a constant stride: vectorized (the stem's input, 736 x 736 x 3 in det)
+          for (int64_t j = j0; j < j1; ++j) out[j] = src[(j - j0) * 2];
         else
           for (int64_t j = j0; j < j1; ++j) out[j] = src[(j - j0) * sw];
         std::fill(out + j1, out + PWs, 0.0f);
