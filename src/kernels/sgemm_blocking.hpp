@@ -46,8 +46,8 @@ void sgemm_blocked(const float* a, int64_t lda, const float* const* b, float* c,
     if (pack) {
       // A row that starts 1-8 floats after the one before it (a convolution's next tap in a
       // row: kw + 1) is read from that row's copy, which is made as much longer.
+      const auto at = [&](int64_t i) { return reinterpret_cast<uintptr_t>(b[k0 + i]); };
       for (int64_t p = 0; p < kb.k;) {
-        const auto at = [&](int64_t i) { return reinterpret_cast<uintptr_t>(b[k0 + i]); };
         int64_t last = p;
         // (Each step at most n floats, so the copied span is the rows' own values, no gap.)
         while (last + 1 < kb.k && at(last + 1) > at(last) && at(last + 1) - at(last) <= n * sizeof(float) &&

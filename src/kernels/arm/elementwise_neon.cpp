@@ -127,33 +127,30 @@ void glu_gelu_tanh_neon(const float* gate, const float* up, float* out, int64_t 
   glu<true>(gate, up, out, n, gelu_tanh);
 }
 
-}  // namespace
-
-// Mirrors exp_avx2: the last few values through the same polynomial, zero-padded.
-void exp_neon(const float* x, float* y, int64_t n) {
+// Mirrors elementwise_avx2.cpp's map8: 8 values at a time, the last few through the same f,
+// zero-padded.
+template <class F>
+void map8(const float* x, float* out, int64_t n, F f) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) exp_ps(F32x8::load(x + i)).store(y + i);
+  for (; i + 8 <= n; i += 8) f(F32x8::load(x + i)).store(out + i);
   if (i == n) return;
   float tail[8] = {};
   std::copy(x + i, x + n, tail);
-  exp_ps(F32x8::load(tail)).store(tail);
-  std::copy(tail, tail + (n - i), y + i);
+  f(F32x8::load(tail)).store(tail);
+  std::copy(tail, tail + (n - i), out + i);
 }
+
+}  // namespace
+
+void exp_neon(const float* x, float* y, int64_t n) { map8(x, y, n, [](F32x8 v) { return exp_ps(v); }); }
 
 // Mirrors sigmoid_avx2.
 void sigmoid_neon(const float* x, float* out, int64_t n) {
   const F32x8 one = F32x8::broadcast(1.0f), minus = F32x8::broadcast(-1.0f);
-  auto sigmoid8 = [&](F32x8 v) {
+  map8(x, out, n, [&](F32x8 v) {
     const F32x8 den = one + exp_ps(minus * v);
     return F32x8{vdivq_f32(one.lo, den.lo), vdivq_f32(one.hi, den.hi)};
-  };
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) sigmoid8(F32x8::load(x + i)).store(out + i);
-  if (i == n) return;
-  float tail[8] = {};
-  std::copy(x + i, x + n, tail);
-  sigmoid8(F32x8::load(tail)).store(tail);
-  std::copy(tail, tail + (n - i), out + i);
+  });
 }
 
 void set_neon_elementwise(KernelTable& t) {

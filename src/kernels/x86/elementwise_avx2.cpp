@@ -185,38 +185,32 @@ inline __m256 gelu_erf8(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)), phi2);
 }
 
-void gelu_erf_avx2(const float* x, float* out, int64_t n) {
+namespace {
+
+// out[i] = f(x[i]) 8 values at a time, the last few through the same f, zero-padded (out
+// may be x).
+template <class F>
+void map8(const float* x, float* out, int64_t n, F f) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, gelu_erf8(_mm256_loadu_ps(x + i)));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, f(_mm256_loadu_ps(x + i)));
   if (i == n) return;
   float tail[8] = {};
   std::copy(x + i, x + n, tail);
-  _mm256_storeu_ps(tail, gelu_erf8(_mm256_loadu_ps(tail)));
+  _mm256_storeu_ps(tail, f(_mm256_loadu_ps(tail)));
   std::copy(tail, tail + (n - i), out + i);
 }
+
+}  // namespace
+
+void gelu_erf_avx2(const float* x, float* out, int64_t n) { map8(x, out, n, gelu_erf8); }
 
 // 1 / (1 + e^-x): exp_ps saturates at both ends of its range, so the quotient goes to 0
-// and 1 without NaN; the last few values through the same polynomial, zero-padded.
+// and 1 without NaN.
 void sigmoid_avx2(const float* x, float* out, int64_t n) {
   const __m256 one = _mm256_set1_ps(1.0f), minus = _mm256_set1_ps(-1.0f);
-  auto sigmoid8 = [&](__m256 v) { return _mm256_div_ps(one, _mm256_add_ps(one, exp_ps(_mm256_mul_ps(minus, v)))); };
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, sigmoid8(_mm256_loadu_ps(x + i)));
-  if (i == n) return;
-  float tail[8] = {};
-  std::copy(x + i, x + n, tail);
-  _mm256_storeu_ps(tail, sigmoid8(_mm256_loadu_ps(tail)));
-  std::copy(tail, tail + (n - i), out + i);
+  map8(x, out, n, [&](__m256 v) { return _mm256_div_ps(one, _mm256_add_ps(one, exp_ps(_mm256_mul_ps(minus, v)))); });
 }
 
-void exp_avx2(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_ps(_mm256_loadu_ps(x + i)));
-  if (i == n) return;
-  float tail[8] = {};  // the last few values through the same polynomial
-  std::copy(x + i, x + n, tail);
-  _mm256_storeu_ps(tail, exp_ps(_mm256_loadu_ps(tail)));
-  std::copy(tail, tail + (n - i), y + i);
-}
+void exp_avx2(const float* x, float* y, int64_t n) { map8(x, y, n, [](__m256 v) { return exp_ps(v); }); }
 
 }  // namespace minnow::kernels

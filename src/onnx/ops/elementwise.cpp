@@ -248,19 +248,24 @@ OpFn variadic() {
 }
 
 // --- unary
+// y as x, each chunk of 16384 values mapped by f(src, dst, count), the chunks over the pool.
 template <class T, class F>
-void map_unary(const Tensor& x, Tensor& y, OpContext& ctx, F f) {
+void map_chunks(const Tensor& x, Tensor& y, OpContext& ctx, F f) {
   y.resize(x.dtype(), x.shape());
   const T* px = x.data<T>();
   T* py = y.data<T>();
-  const int64_t n = x.size();
-  const int64_t chunk = 16384;
-  if (n <= chunk || !ctx.pool) {
-    for (int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
-    return;
-  }
-  ctx.pool->parallel_for((n + chunk - 1) / chunk, [&](int64_t c, int) {
-    for (int64_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) py[i] = f(px[i]);
+  const int64_t n = x.size(), chunk = 16384, chunks = (n + chunk - 1) / chunk;
+  auto run = [&](int64_t c, int) { f(px + c * chunk, py + c * chunk, std::min(chunk, n - c * chunk)); };
+  if (ctx.pool && chunks > 1) ctx.pool->parallel_for(chunks, run);
+  else
+    for (int64_t c = 0; c < chunks; ++c) run(c, 0);
+}
+
+// y[i] = f(x[i]).
+template <class T, class F>
+void map_unary(const Tensor& x, Tensor& y, OpContext& ctx, F f) {
+  map_chunks<T>(x, y, ctx, [&f](const T* src, T* dst, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) dst[i] = f(src[i]);
   });
 }
 
@@ -282,16 +287,7 @@ void run_sigmoid(const Node& n, std::span<const Tensor* const> in, std::span<Ten
   float_type(n, x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float>) {
-      Tensor& y = *out[0];
-      y.resize(x.dtype(), x.shape());
-      const float* px = x.data<float>();
-      float* py = y.data<float>();
-      const int64_t size = x.size(), chunk = 16384, chunks = (size + chunk - 1) / chunk;
-      const auto& kt = kernels::active();
-      auto run = [&](int64_t c, int) { kt.sigmoid(px + c * chunk, py + c * chunk, std::min(chunk, size - c * chunk)); };
-      if (ctx.pool && chunks > 1) ctx.pool->parallel_for(chunks, run);
-      else
-        for (int64_t c = 0; c < chunks; ++c) run(c, 0);
+      map_chunks<float>(x, *out[0], ctx, kernels::active().sigmoid);
     } else {
       map_unary<T>(x, *out[0], ctx, [](T v) -> T { return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v)); });
     }
